@@ -1,0 +1,9 @@
+/**
+ * GET|POST /api/v1/health: answers without touching the database or the body.
+ * Load balancers probe it; bench:ingest uses it as the empty-handler baseline.
+ */
+function healthy(): Response {
+  return new Response('{"ok":true}', { headers: { "content-type": "application/json", "cache-control": "no-store" } });
+}
+export const GET = healthy;
+export const POST = healthy;

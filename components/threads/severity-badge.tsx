@@ -1,0 +1,16 @@
+import type { Severity } from "@/lib/packet/severity";
+
+const STYLES: Record<Severity, string> = {
+  critical: "bg-red-700 text-white",
+  high: "bg-orange-600 text-white",
+  medium: "bg-amber-300 text-amber-950",
+  low: "bg-sky-200 text-sky-950",
+  info: "bg-zinc-200 text-zinc-800",
+};
+
+export function SeverityBadge({ severity }: { severity: Severity | null }) {
+  if (!severity) {
+    return <span className="rounded px-1.5 py-0.5 text-xs text-zinc-500 ring-1 ring-zinc-300">no risks</span>;
+  }
+  return <span className={`rounded px-1.5 py-0.5 text-xs font-semibold uppercase ${STYLES[severity]}`}>{severity}</span>;
+}

@@ -1,0 +1,22 @@
+import { execFileSync } from "node:child_process";
+import { test as base } from "@playwright/test";
+import { E2E_DATABASE_URL, E2E_WATCH_DIR } from "./paths";
+
+/** Creates an API token in the server's database through the real CLI. */
+export function createToken(name: string, scopes: string[]): string {
+  return execFileSync("node", ["bin/baton.js", "token", "create", "--name", name, "--scope", ...scopes], {
+    env: { ...process.env, DATABASE_URL: E2E_DATABASE_URL },
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  }).trim();
+}
+
+export const test = base.extend<{ watchDir: string }, { agentToken: string }>({
+  agentToken: [
+    async ({}, provide) => provide(createToken(`e2e-agent-${process.pid}`, ["packets:write", "packets:read"])),
+    { scope: "worker" },
+  ],
+  watchDir: async ({}, provide) => provide(E2E_WATCH_DIR),
+});
+
+export { expect } from "@playwright/test";

@@ -1,0 +1,16 @@
+import { spawn } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import { migrateDatabase } from "../../lib/migrate/index";
+import { E2E_DATABASE_URL, E2E_ROOT, E2E_WATCH_DIR } from "./paths";
+
+// The app under test: the production build, a fresh database file and a watched folder.
+rmSync(E2E_ROOT, { recursive: true, force: true });
+mkdirSync(E2E_WATCH_DIR, { recursive: true });
+migrateDatabase(E2E_DATABASE_URL);
+const port = process.env.BATON_E2E_PORT ?? "3210";
+const server = spawn("npx", ["next", "start", "-p", port, "-H", "127.0.0.1"], {
+  stdio: "inherit",
+  env: { ...process.env, DATABASE_URL: E2E_DATABASE_URL, BATON_WATCH_DIRS: E2E_WATCH_DIR, NEXT_TELEMETRY_DISABLED: "1" },
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
+server.on("exit", (code) => process.exit(code ?? 0));

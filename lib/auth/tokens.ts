@@ -1,0 +1,151 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import { database } from "../db";
+import { BatonError } from "../errors";
+import { newId } from "../ids";
+import { Prisma } from "../generated/prisma/client";
+
+/** Scopes an API token can carry. */
+export const TOKEN_SCOPES = ["packets:write", "packets:read", "events:write"] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+export const tokenScopeSchema = z.enum(TOKEN_SCOPES);
+
+const TOKEN_PATTERN = /^btn_([a-z0-9]{8})_([A-Za-z0-9]{32})$/;
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const LOWER36 = "0123456789abcdefghijklmnopqrstuvwxyz";
+
+function randomString(length: number, alphabet: string): string {
+  // Rejection sampling keeps every character equally likely.
+  const limit = 256 - (256 % alphabet.length);
+  let out = "";
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < limit && out.length < length) out += alphabet[byte % alphabet.length];
+    }
+  }
+  return out;
+}
+
+const hashSecret = (token: string) => createHash("sha256").update(token).digest("hex");
+
+export const tokenSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  display: z.string(),
+  scopes: z.array(tokenScopeSchema),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+});
+export type TokenSummary = z.infer<typeof tokenSummarySchema>;
+
+interface TokenRow {
+  id: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  scopes: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+function summarise(row: TokenRow): TokenSummary {
+  return tokenSummarySchema.parse({
+    id: row.id,
+    name: row.name,
+    display: `${row.prefix}...${row.last4}`,
+    scopes: row.scopes.split(",").filter(Boolean),
+    created_at: row.createdAt.toISOString(),
+    last_used_at: row.lastUsedAt?.toISOString() ?? null,
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+  });
+}
+
+/** Creates a token; the secret is returned once and only its hash is stored. */
+export async function createApiToken(name: string, scopes: TokenScope[]): Promise<{ token: string; summary: TokenSummary }> {
+  const cleanName = name.trim();
+  if (!cleanName || cleanName.length > 100) {
+    throw new BatonError("invalid_request", "A token needs a name of 1 to 100 characters.", { field: "name" });
+  }
+  if (!scopes.length) {
+    throw new BatonError("invalid_request", `Give at least one scope: ${TOKEN_SCOPES.join(", ")}.`, { field: "scopes" });
+  }
+  const publicId = randomString(8, LOWER36);
+  const token = `btn_${publicId}_${randomString(32, BASE62)}`;
+  const db = await database();
+  const row = await db.apiToken.create({
+    data: {
+      id: newId("tok"),
+      name: cleanName,
+      prefix: `btn_${publicId}`,
+      secretHash: hashSecret(token),
+      last4: token.slice(-4),
+      scopes: [...new Set(scopes)].sort().join(","),
+      createdAt: new Date(),
+    },
+  });
+  return { token, summary: summarise(row) };
+}
+
+export async function listApiTokens(): Promise<TokenSummary[]> {
+  const db = await database();
+  const rows = await db.apiToken.findMany({ orderBy: { createdAt: "desc" } });
+  return rows.map(summarise);
+}
+
+/** Revokes by id or by the displayed prefix; takes effect on the next request. */
+export async function revokeApiToken(idOrPrefix: string): Promise<TokenSummary> {
+  const db = await database();
+  const prefix = idOrPrefix.split("...")[0] ?? idOrPrefix;
+  const row = await db.apiToken.findFirst({ where: { OR: [{ id: idOrPrefix }, { prefix }] } });
+  if (!row) throw new BatonError("not_found", `No token matches "${idOrPrefix}"; run \`baton token list\` to see them.`);
+  const updated = row.revokedAt ? row : await db.apiToken.update({ where: { id: row.id }, data: { revokedAt: new Date() } });
+  return summarise(updated);
+}
+
+export interface AuthenticatedToken {
+  id: string;
+  name: string;
+  scopes: TokenScope[];
+}
+
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+const lastUsedWrites = new Map<string, number>();
+
+/**
+ * Checks `Authorization: Bearer <token>` and the scope. 401 without a valid,
+ * unrevoked token; 403 when the token lacks the scope. Never cached, so a
+ * revocation holds from the next request.
+ */
+export async function authenticateBearer(header: string | null, scope: TokenScope): Promise<AuthenticatedToken> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  const token = match?.[1] ?? "";
+  const parts = TOKEN_PATTERN.exec(token);
+  const unauthenticated = new BatonError(
+    "unauthenticated",
+    "Send a valid API token as `Authorization: Bearer <token>` (create one with `baton token create`).",
+  );
+  if (!parts) throw unauthenticated;
+  const db = await database();
+  const rows = await db.$queryRaw<{ id: string; name: string; secretHash: string; scopes: string; revokedAt: unknown }[]>(
+    Prisma.sql`SELECT "id", "name", "secretHash", "scopes", "revokedAt" FROM "ApiToken" WHERE "prefix" = ${`btn_${parts[1]}`}`,
+  );
+  const row = rows[0];
+  const expected = Buffer.from(row?.secretHash ?? "0".repeat(64), "hex");
+  const actual = Buffer.from(hashSecret(token), "hex");
+  if (!row || !timingSafeEqual(expected, actual) || row.revokedAt !== null) throw unauthenticated;
+  const scopes = row.scopes.split(",").filter((s): s is TokenScope => tokenScopeSchema.safeParse(s).success);
+  if (!scopes.includes(scope)) {
+    throw new BatonError("forbidden", `This token lacks the scope "${scope}"; create one that has it.`, {
+      required_scope: scope,
+      token_scopes: scopes,
+    });
+  }
+  const now = Date.now();
+  if (now - (lastUsedWrites.get(row.id) ?? 0) > LAST_USED_WRITE_INTERVAL_MS) {
+    lastUsedWrites.set(row.id, now);
+    await db.$executeRaw`UPDATE "ApiToken" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${row.id}`;
+  }
+  return { id: row.id, name: row.name, scopes };
+}

@@ -1,0 +1,54 @@
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * Baton's environment, checked with zod once. Every variable is documented in
+ * the README; a bad value stops the process with a message naming it.
+ */
+const list = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? "")
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
+
+const envSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .default("file:./data/baton.db")
+    .refine((url) => url.startsWith("file:") || /^postgres(ql)?:\/\//.test(url), {
+      message: "DATABASE_URL must be file:PATH (SQLite) or postgresql://... (PostgreSQL)",
+    }),
+  BATON_WATCH_DIRS: list,
+  /** project=path pairs: where verdict pointers of a project's packets are read. */
+  BATON_WORKSPACE_ROOTS: list,
+  BATON_STALE_HOURS: z.coerce.number().positive().default(24),
+  BATON_SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+});
+
+export type BatonConfig = z.infer<typeof envSchema>;
+
+let cached: BatonConfig | undefined;
+
+export function config(): BatonConfig {
+  if (cached) return cached;
+  const parsed = envSchema.safeParse(process.env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
+    throw new Error(`Baton's environment is not valid: ${problems}`);
+  }
+  cached = parsed.data;
+  return cached;
+}
+
+/** Tests and the CLI change the environment between runs. */
+export function resetConfig(): void {
+  cached = undefined;
+}
+
+export function sqliteFilePath(databaseUrl: string): string {
+  return path.resolve(databaseUrl.replace(/^file:/, ""));
+}

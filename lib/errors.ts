@@ -1,0 +1,46 @@
+/**
+ * The one error type. Route handlers map `code` to an HTTP status in one place
+ * (lib/http/respond.ts); messages tell the caller what to do next.
+ */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  invalid_encoding: 400,
+  not_a_packet: 400,
+  no_core_fields: 400,
+  invalid_fields: 400,
+  invalid_request: 400,
+  json_too_deep: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class BatonError extends Error {
+  readonly code: ErrorCode;
+  readonly details: unknown;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: unknown, retryAfterSeconds?: number) {
+    super(message);
+    this.name = "BatonError";
+    this.code = code;
+    this.details = details;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  toBody() {
+    return { error: { code: this.code, message: this.message, details: this.details ?? null } };
+  }
+}

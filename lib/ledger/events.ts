@@ -1,0 +1,76 @@
+import { z } from "zod";
+import type { Tx } from "../db";
+import { Prisma } from "../generated/prisma/client";
+import { announceLedger } from "./bus";
+
+/** Every kind of ledger event. The ledger is append-only (enforced by triggers). */
+export const LEDGER_KINDS = [
+  "packet_received",
+  "packet_superseded",
+  "thread_reopened",
+  "thread_archived",
+  "ingest_error",
+  "token_created",
+  "token_revoked",
+] as const;
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+export interface NewLedgerEvent {
+  kind: LedgerKind;
+  threadKey?: string | null;
+  versionId?: string | null;
+  actor: string;
+  data?: Record<string, unknown>;
+}
+
+export const ledgerEventDto = z.object({
+  seq: z.number().int(),
+  at: z.string(),
+  kind: z.enum(LEDGER_KINDS),
+  thread_key: z.string().nullable(),
+  packet_id: z.string().nullable(),
+  actor: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type LedgerEventDto = z.infer<typeof ledgerEventDto>;
+
+/** Appends events inside the caller's transaction; subscribers hear of them after commit. */
+export async function appendLedgerEvents(tx: Tx, events: NewLedgerEvent[], at: Date): Promise<void> {
+  if (!events.length) return;
+  await tx.$executeRaw`
+    INSERT INTO "LedgerEvent" ("at", "kind", "threadKey", "versionId", "actor", "data")
+    VALUES ${Prisma.join(
+      events.map(
+        (event) =>
+          Prisma.sql`(${at}, ${event.kind}, ${event.threadKey ?? null}, ${event.versionId ?? null}, ${event.actor},
+            ${JSON.stringify(event.data ?? {})})`,
+      ),
+    )}`;
+}
+
+/** Records events on their own, outside any other write (e.g. an ingest error). */
+export async function recordLedgerEvents(events: NewLedgerEvent[]): Promise<void> {
+  const { inTransaction } = await import("../db");
+  await inTransaction((tx) => appendLedgerEvents(tx, events, new Date()));
+  announceLedger();
+}
+
+export function toLedgerEventDto(row: {
+  seq: number;
+  at: Date;
+  kind: string;
+  threadKey: string | null;
+  versionId: string | null;
+  actor: string;
+  data: string;
+}): LedgerEventDto {
+  return ledgerEventDto.parse({
+    seq: row.seq,
+    at: row.at.toISOString(),
+    kind: row.kind,
+    thread_key: row.threadKey,
+    packet_id: row.versionId,
+    actor: row.actor,
+    data: JSON.parse(row.data),
+  });
+}

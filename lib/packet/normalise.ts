@@ -1,0 +1,203 @@
+import type { PacketInput } from "./schema";
+import type { CanonicalPacket, CanonicalQuestion, CanonicalRisk, VerdictPointerKind } from "./canonical";
+import { normaliseSeverity } from "./severity";
+import { riskFingerprint } from "./fingerprint";
+import { commandText } from "./commands";
+import { MAX_TIMESTAMP_MS, parseProducerTimestamp } from "./timestamps";
+
+/** What normalisation noticed that the canonical form alone no longer shows. */
+export interface NormaliseNotes {
+  /** next_action was the generator's "needs human" placeholder. */
+  nextActionSentinel: boolean;
+  /** Raw severity words that were missing (null) or unrecognised. */
+  unknownSeverityWords: (string | null)[];
+  /** Producer clock in epoch ms, when the packet had a valid one. */
+  createdAtMs: number | null;
+}
+
+export const NEXT_ACTION_SENTINEL = "no next_action recorded; needs human";
+
+const KNOWN_FIELDS = new Set([
+  "schema_version", "thread", "session_id", "task_id", "agent", "project", "repo", "branch", "topic",
+  "last_known_good_commit", "status", "created_at", "timestamp", "summary", "changed_files", "commands_run",
+  "failed_attempts", "open_risks", "next_action", "verdict_pointer", "feedback_tail", "clean_state",
+  "assumptions_to_validate", "questions_for_human", "preconditions", "verdict", "human",
+]);
+
+const trimmed = (value: string | null | undefined) => {
+  const text = value?.trim();
+  return text ? text : undefined;
+};
+const present = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
+const defined = <T extends object>(value: T): T =>
+  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+
+function normaliseRisks(risks: NonNullable<PacketInput["open_risks"]>, notes: NormaliseNotes): CanonicalRisk[] {
+  return risks.map((risk, index) => {
+    const item = typeof risk === "string" ? { detail: risk } : risk;
+    const rawWord = typeof risk === "string" || !present(item.severity) ? null : String(item.severity);
+    const { severity, known } = normaliseSeverity(rawWord);
+    if (!known) notes.unknownSeverityWords.push(rawWord);
+    const detail = (item.detail ?? item.description ?? item.risk ?? item.text ?? "") as string;
+    return defined({
+      id: present(item.id) ? String(item.id) : `r${index}`,
+      severity,
+      severity_raw: rawWord,
+      detail,
+      mitigation: trimmed(item.mitigation),
+      fingerprint: riskFingerprint(detail),
+    });
+  });
+}
+
+function normaliseQuestions(questions: NonNullable<PacketInput["questions_for_human"]>): CanonicalQuestion[] {
+  return questions.map((question, index) => {
+    if (typeof question === "string") return { id: `q${index}`, question, blocking: false };
+    return defined({
+      id: present(question.id) ? String(question.id) : `q${index}`,
+      question: question.question,
+      context: trimmed(question.context),
+      options: question.options ?? undefined,
+      blocking: question.blocking === true,
+    });
+  });
+}
+
+function pointerKind(ref: string): VerdictPointerKind {
+  if (/(^|[\/_.-])reviews?([\/_.-]|$)/i.test(ref)) return "review";
+  if (/(^|[\/_.-])verif(y|ication|ications)?([\/_.-]|$)/i.test(ref)) return "verification";
+  return "other";
+}
+
+function normaliseVerdictPointers(pointer: NonNullable<PacketInput["verdict_pointer"]>) {
+  const items = Array.isArray(pointer) ? pointer : [pointer];
+  return items.flatMap((item) => {
+    if (typeof item === "string") return [{ kind: pointerKind(item), ref: item }];
+    const refs: { kind: VerdictPointerKind; ref: string }[] = [];
+    const verification = item.verification ?? item.verdict;
+    if (present(verification)) refs.push({ kind: "verification", ref: verification });
+    if (present(item.review)) refs.push({ kind: "review", ref: item.review });
+    return refs;
+  });
+}
+
+function normaliseNextAction(value: NonNullable<PacketInput["next_action"]>, notes: NormaliseNotes) {
+  const item = typeof value === "string" ? { action: value } : value;
+  const text = trimmed(item.action ?? item.description);
+  if (!text) return undefined;
+  if (text.toLowerCase() === NEXT_ACTION_SENTINEL) {
+    notes.nextActionSentinel = true;
+    return undefined;
+  }
+  const command = present(item.command) ? commandText(item.command) : undefined;
+  return defined({ text, command, owner: trimmed(item.owner) });
+}
+
+function normaliseCleanState(value: NonNullable<PacketInput["clean_state"]>) {
+  const items = Array.isArray(value) ? value : value.blocking;
+  return items
+    .map((item) =>
+      typeof item === "string"
+        ? { detail: item }
+        : defined({ check: trimmed(item.check), detail: item.detail ?? item.check ?? "" }),
+    )
+    .filter((item) => item.detail.trim() !== "");
+}
+
+function normaliseCreatedAt(input: PacketInput, notes: NormaliseNotes): string | undefined {
+  const raw = input.created_at ?? input.timestamp;
+  if (!present(raw)) return undefined;
+  const ms = parseProducerTimestamp(raw);
+  if (ms === null || ms > MAX_TIMESTAMP_MS || ms < 0) return undefined;
+  notes.createdAtMs = ms;
+  return new Date(ms).toISOString();
+}
+
+/** Maps a validated packet to the one canonical form Baton stores and serves. */
+export function normalisePacket(
+  input: PacketInput,
+  received: Record<string, unknown>,
+): { canonical: CanonicalPacket; notes: NormaliseNotes } {
+  const notes: NormaliseNotes = { nextActionSentinel: false, unknownSeverityWords: [], createdAtMs: null };
+  // Unknown fields come from the received object itself: a parser's copy may
+  // have dropped keys such as "__proto__", which are kept here as plain data.
+  const extra: Record<string, unknown> = {};
+  for (const key of Object.keys(received)) {
+    if (!KNOWN_FIELDS.has(key)) Object.defineProperty(extra, key, { value: received[key], enumerable: true });
+  }
+  const agent = present(input.agent)
+    ? typeof input.agent === "string"
+      ? { name: input.agent }
+      : defined({ name: input.agent.name, kind: trimmed(input.agent.kind), model: trimmed(input.agent.model) })
+    : undefined;
+
+  const canonical: CanonicalPacket = defined({
+    schema_version: 1 as const,
+    thread: trimmed(input.thread),
+    session_id: trimmed(input.session_id),
+    task_id: present(input.task_id) ? trimmed(String(input.task_id)) : undefined,
+    agent: agent && agent.name.trim() ? agent : undefined,
+    project: trimmed(input.project ?? input.repo),
+    branch: trimmed(input.branch),
+    topic: trimmed(input.topic),
+    last_known_good_commit: trimmed(input.last_known_good_commit),
+    status: trimmed(input.status)?.toLowerCase(),
+    created_at: normaliseCreatedAt(input, notes),
+    summary: present(input.summary) ? input.summary : undefined,
+    changed_files: input.changed_files?.map((file) =>
+      typeof file === "string"
+        ? { path: file }
+        : defined({
+            path: file.path,
+            change: trimmed(file.change),
+            additions: file.additions ?? undefined,
+            deletions: file.deletions ?? undefined,
+          }),
+    ),
+    commands_run: input.commands_run?.map((record) =>
+      typeof record === "string"
+        ? { command: commandText(record) }
+        : defined({
+            command: commandText(record.command),
+            exit_code: record.exit_code,
+            duration_ms: record.duration_ms ?? undefined,
+          }),
+    ),
+    failed_attempts: input.failed_attempts?.map((attempt) => {
+      if (typeof attempt === "string") {
+        // "cmd -> exit 1" is how one reference generator records a failed command.
+        const exit = /->\s*exit\s+(-?\d+)\s*$/i.exec(attempt);
+        return defined({ attempt, exit_code: exit ? Number(exit[1]) : undefined });
+      }
+      const tried = attempt.attempt ?? attempt.command;
+      return defined({
+        attempt: commandText(tried as string | string[]),
+        reason: trimmed(attempt.reason ?? attempt.why ?? attempt.error),
+        exit_code: attempt.exit_code,
+      });
+    }),
+    open_risks: input.open_risks ? normaliseRisks(input.open_risks, notes) : undefined,
+    next_action: present(input.next_action) ? normaliseNextAction(input.next_action, notes) : undefined,
+    verdict_pointer: present(input.verdict_pointer) ? normaliseVerdictPointers(input.verdict_pointer) : undefined,
+    feedback_tail: input.feedback_tail?.map((record) => ({
+      ...record,
+      command: commandText(record.command),
+      exit_code: record.exit_code,
+    })),
+    clean_state: present(input.clean_state) ? normaliseCleanState(input.clean_state) : undefined,
+    assumptions_to_validate: input.assumptions_to_validate?.map((item) =>
+      typeof item === "string" ? { text: item } : defined({ text: item.text, score: item.score ?? undefined }),
+    ),
+    questions_for_human: input.questions_for_human ? normaliseQuestions(input.questions_for_human) : undefined,
+    preconditions: input.preconditions ?? undefined,
+    verdict: present(input.verdict)
+      ? defined({
+          passed: input.verdict.passed ?? undefined,
+          review_total: input.verdict.review_total ?? undefined,
+          review_verdict: trimmed(input.verdict.review_verdict),
+        })
+      : undefined,
+    extra,
+  });
+  return { canonical, notes };
+}

@@ -1,0 +1,212 @@
+import { z } from "zod";
+
+/**
+ * The packet contract's accepted shapes (../shared/design/packet-contract.md),
+ * as zod. This schema only validates; lib/packet/normalise.ts turns what it
+ * accepts into the canonical form. `null` counts as absent everywhere
+ * (generators written in Python emit None for "not recorded").
+ *
+ * Each field's error message lists the shapes it accepts: the message is what a
+ * producer reads when its packet is refused.
+ */
+
+export const CORE_FIELDS = [
+  "summary",
+  "changed_files",
+  "commands_run",
+  "failed_attempts",
+  "open_risks",
+  "next_action",
+  "verdict_pointer",
+] as const;
+export type CoreField = (typeof CORE_FIELDS)[number];
+
+/** Limits, beside the schema they bound. */
+export const PACKET_MAX_BYTES = 1024 * 1024;
+export const BATCH_MAX_BYTES = 8 * 1024 * 1024;
+export const BATCH_MAX_PACKETS = 100;
+export const JSON_MAX_DEPTH = 64;
+
+function accepts<T extends z.ZodType>(schema: T, shapes: string) {
+  return schema.nullish().meta({ description: `Accepts ${shapes}.` }) as unknown as z.ZodOptional<z.ZodNullable<T>>;
+}
+
+const fail = (shapes: string) => ({ error: () => `accepts ${shapes}` });
+
+const text = z.string();
+const finiteNumber = z.number().refine(Number.isFinite);
+const exitCode = z.union([z.number().int(), z.null()]);
+const argvOrText = z.union([text, z.array(text)]);
+
+export const SHAPES = {
+  summary: "a string",
+  changed_files: "an array of strings or of objects {path, change?, additions?, deletions?}",
+  commands_run:
+    "an array of strings or of objects {command, exit_code?, duration_ms?}, where command is a string or an argv array of strings",
+  failed_attempts:
+    "an array of strings or of objects {attempt|command, reason|why|error?, exit_code?}",
+  open_risks:
+    "an array of strings or of objects {severity?, detail|description|risk|text, id?, mitigation?}",
+  next_action: "a string, or an object {action|description, command?, owner?}",
+  verdict_pointer:
+    "a string (path or URL), an object {verdict|verification?, review?}, or an array of those",
+  schema_version: '1, "1" or "baton.handoff/v1"',
+  string: "a string",
+  agent: "a string, or an object {name, kind?, model?}",
+  timestamp:
+    "an ISO-8601 string, or epoch seconds as a number or numeric string",
+  feedback_tail: "an array of objects {command, exit_code, ...}",
+  clean_state: "an array of strings or of objects {check, detail}, or an object {blocking: [...]}",
+  assumptions_to_validate: "an array of strings or of objects {text, score?}",
+  questions_for_human:
+    "an array of strings or of objects {id?, question, context?, options?: string[], blocking?: boolean}",
+  preconditions: "an array of strings",
+  verdict: "an object {passed?: boolean, review_total?: number, review_verdict?: string}",
+} as const;
+
+const changedFile = z.union([
+  text,
+  z.looseObject({
+    path: text,
+    change: text.nullish(),
+    additions: finiteNumber.nullish(),
+    deletions: finiteNumber.nullish(),
+  }),
+]);
+
+const commandRecord = z.union([
+  text,
+  z.looseObject({ command: argvOrText, exit_code: exitCode.optional(), duration_ms: finiteNumber.nullish() }),
+]);
+
+const failedAttempt = z.union([
+  text,
+  z
+    .looseObject({
+      attempt: argvOrText.nullish(),
+      command: argvOrText.nullish(),
+      reason: text.nullish(),
+      why: text.nullish(),
+      error: text.nullish(),
+      exit_code: exitCode.optional(),
+    })
+    .refine((value) => value.attempt != null || value.command != null),
+]);
+
+const risk = z.union([
+  text,
+  z
+    .looseObject({
+      severity: z.union([text, finiteNumber]).nullish(),
+      detail: text.nullish(),
+      description: text.nullish(),
+      risk: text.nullish(),
+      text: text.nullish(),
+      id: z.union([text, finiteNumber]).nullish(),
+      mitigation: text.nullish(),
+    })
+    .refine((value) => [value.detail, value.description, value.risk, value.text].some((t) => t != null)),
+]);
+
+const nextAction = z.union([
+  text,
+  z
+    .looseObject({
+      action: text.nullish(),
+      description: text.nullish(),
+      command: argvOrText.nullish(),
+      owner: text.nullish(),
+    })
+    .refine((value) => value.action != null || value.description != null),
+]);
+
+const verdictPointerObject = z
+  .looseObject({ verdict: text.nullish(), verification: text.nullish(), review: text.nullish() })
+  .refine((value) => value.verdict != null || value.verification != null || value.review != null);
+const verdictPointer = z.union([text, verdictPointerObject, z.array(z.union([text, verdictPointerObject]))]);
+
+const timestamp = z.union([
+  z.string().regex(/^\s*(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?|\d+(\.\d+)?)\s*$/i),
+  finiteNumber.nonnegative(),
+]);
+
+const cleanStateItem = z.union([text, z.looseObject({ check: text.nullish(), detail: text.nullish() })]);
+
+export const packetInputSchema = z
+  .looseObject({
+    schema_version: accepts(z.union([z.literal(1), z.literal("1"), z.literal("baton.handoff/v1")], fail(SHAPES.schema_version)), SHAPES.schema_version),
+    thread: accepts(z.string(fail(SHAPES.string)), SHAPES.string),
+    session_id: accepts(z.string(fail(SHAPES.string)), SHAPES.string),
+    task_id: accepts(z.union([text, finiteNumber], fail(SHAPES.string)), SHAPES.string),
+    agent: accepts(
+      z.union([text, z.looseObject({ name: text, kind: text.nullish(), model: text.nullish() })], fail(SHAPES.agent)),
+      SHAPES.agent,
+    ),
+    project: accepts(z.string(fail(SHAPES.string)), SHAPES.string),
+    repo: accepts(z.string(fail(SHAPES.string)), SHAPES.string),
+    branch: accepts(z.string(fail(SHAPES.string)), SHAPES.string),
+    topic: accepts(z.string(fail(SHAPES.string)), SHAPES.string),
+    last_known_good_commit: accepts(z.string(fail(SHAPES.string)), SHAPES.string),
+    status: accepts(z.string(fail(SHAPES.string)), SHAPES.string),
+    created_at: accepts(z.union([timestamp], fail(SHAPES.timestamp)), SHAPES.timestamp),
+    timestamp: accepts(z.union([timestamp], fail(SHAPES.timestamp)), SHAPES.timestamp),
+
+    summary: accepts(z.string(fail(SHAPES.summary)), SHAPES.summary),
+    changed_files: accepts(z.array(changedFile, fail(SHAPES.changed_files)), SHAPES.changed_files),
+    commands_run: accepts(z.array(commandRecord, fail(SHAPES.commands_run)), SHAPES.commands_run),
+    failed_attempts: accepts(z.array(failedAttempt, fail(SHAPES.failed_attempts)), SHAPES.failed_attempts),
+    open_risks: accepts(z.array(risk, fail(SHAPES.open_risks)), SHAPES.open_risks),
+    next_action: accepts(z.union([nextAction], fail(SHAPES.next_action)), SHAPES.next_action),
+    verdict_pointer: accepts(z.union([verdictPointer], fail(SHAPES.verdict_pointer)), SHAPES.verdict_pointer),
+
+    feedback_tail: accepts(
+      z.array(
+        z.looseObject({ command: argvOrText, exit_code: exitCode.optional() }),
+        fail(SHAPES.feedback_tail),
+      ),
+      SHAPES.feedback_tail,
+    ),
+    clean_state: accepts(
+      z.union([z.array(cleanStateItem), z.looseObject({ blocking: z.array(cleanStateItem) })], fail(SHAPES.clean_state)),
+      SHAPES.clean_state,
+    ),
+    assumptions_to_validate: accepts(
+      z.array(z.union([text, z.looseObject({ text, score: finiteNumber.nullish() })]), fail(SHAPES.assumptions_to_validate)),
+      SHAPES.assumptions_to_validate,
+    ),
+    questions_for_human: accepts(
+      z.array(
+        z.union([
+          text,
+          z.looseObject({
+            id: z.union([text, finiteNumber]).nullish(),
+            question: text,
+            context: text.nullish(),
+            options: z.array(text).nullish(),
+            blocking: z.boolean().nullish(),
+          }),
+        ]),
+        fail(SHAPES.questions_for_human),
+      ),
+      SHAPES.questions_for_human,
+    ),
+    preconditions: accepts(z.array(text, fail(SHAPES.preconditions)), SHAPES.preconditions),
+    verdict: accepts(
+      z.looseObject(
+        {
+          passed: z.boolean().nullish(),
+          review_total: finiteNumber.nullish(),
+          review_verdict: text.nullish(),
+        },
+        fail(SHAPES.verdict),
+      ),
+      SHAPES.verdict,
+    ),
+  })
+  .meta({
+    title: "Baton handoff packet",
+    description:
+      "A handoff packet as producers may send it. At least one of the seven core fields is required; unknown fields are kept.",
+  });
+
+export type PacketInput = z.infer<typeof packetInputSchema>;

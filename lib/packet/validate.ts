@@ -1,0 +1,111 @@
+import type { z } from "zod";
+import { BatonError } from "../errors";
+import { CORE_FIELDS, JSON_MAX_DEPTH, packetInputSchema, SHAPES, type PacketInput } from "./schema";
+
+export interface FieldProblem {
+  field: string;
+  problem: string;
+  accepts: string;
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string") return "a string";
+  if (typeof value === "number") return "a number";
+  if (typeof value === "boolean") return "a boolean";
+  return typeof value;
+}
+
+/** Refuses JSON nested deeper than the limit before JSON.parse can recurse into it. */
+export function assertJsonDepth(text: string, maxDepth = JSON_MAX_DEPTH): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 92 /* \ */) i++;
+      else if (code === 34 /* " */) inString = false;
+    } else if (code === 34) inString = true;
+    else if (code === 91 /* [ */ || code === 123 /* { */) {
+      if (++depth > maxDepth) {
+        throw new BatonError("json_too_deep", `JSON is nested deeper than ${maxDepth} levels; flatten the packet.`, {
+          max_depth: maxDepth,
+        });
+      }
+    } else if (code === 93 || code === 125) depth--;
+  }
+}
+
+export function parseJsonText(text: string): unknown {
+  assertJsonDepth(text);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new BatonError("invalid_json", `The body is not valid JSON (${(error as Error).message}). Send one JSON object.`);
+  }
+}
+
+function pathToField(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (out, part) => (typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)),
+    "",
+  );
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const part of path) {
+    if (value === null || typeof value !== "object" || !Object.hasOwn(value, part)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[part];
+  }
+  return value;
+}
+
+function fieldProblems(root: unknown, error: z.ZodError): FieldProblem[] {
+  const seen = new Set<string>();
+  const problems: FieldProblem[] = [];
+  for (const issue of error.issues) {
+    // Report at the item (open_risks[2]) rather than deep inside a union branch.
+    const path = issue.path.slice(0, typeof issue.path[1] === "number" ? 2 : 1);
+    const field = pathToField(path);
+    if (seen.has(field)) continue;
+    seen.add(field);
+    const top = String(path[0]) as keyof typeof SHAPES;
+    const accepts = SHAPES[top] ?? SHAPES.string;
+    const item = path.length > 1 ? `an item that is ${describeType(valueAt(root, path))}` : describeType(valueAt(root, path));
+    problems.push({ field, problem: `got ${item}`, accepts });
+  }
+  return problems;
+}
+
+/**
+ * Checks that a parsed body can be a packet. Throws a BatonError naming every
+ * offending field and the shapes it accepts; returns the validated input.
+ */
+export function validatePacket(value: unknown): PacketInput & Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new BatonError(
+      "not_a_packet",
+      `A packet is a JSON object; got ${describeType(value)}. To send several, post {"packets": [...]}.`,
+    );
+  }
+  if (!CORE_FIELDS.some((field) => Object.hasOwn(value, field))) {
+    throw new BatonError(
+      "no_core_fields",
+      `This object carries none of the seven core fields (${CORE_FIELDS.join(", ")}); it is not a handoff packet.`,
+      { core_fields: CORE_FIELDS },
+    );
+  }
+  const result = packetInputSchema.safeParse(value);
+  if (!result.success) {
+    const fields = fieldProblems(value, result.error);
+    throw new BatonError(
+      "invalid_fields",
+      `Not stored: ${fields.map((f) => `${f.field} (${f.problem}) accepts ${f.accepts}`).join("; ")}.`,
+      { fields },
+    );
+  }
+  return result.data as PacketInput & Record<string, unknown>;
+}

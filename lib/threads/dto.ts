@@ -1,0 +1,82 @@
+import { z } from "zod";
+import { canonicalPacketSchema } from "../packet/canonical";
+import { FLAG_CODES } from "../packet/lint";
+import { SEVERITIES } from "../packet/severity";
+
+/** What the API and the pages receive: never Prisma rows. Dates are ISO strings. */
+
+export const flagDto = z.object({ code: z.enum(FLAG_CODES), reason: z.string() });
+
+export const riskCountsDto = z.object(Object.fromEntries(SEVERITIES.map((s) => [s, z.number().int()])) as Record<
+  (typeof SEVERITIES)[number],
+  z.ZodNumber
+>);
+
+export const threadCardDto = z.object({
+  key: z.string(),
+  agent: z.string().nullable(),
+  project: z.string().nullable(),
+  branch: z.string().nullable(),
+  topic: z.string().nullable(),
+  archived: z.boolean(),
+  updated_at: z.string(),
+  active_packet: z.object({
+    id: z.string(),
+    received_at: z.string(),
+    created_at: z.string().nullable(),
+    summary: z.string().nullable(),
+    task_id: z.string().nullable(),
+    next_action: z.string().nullable(),
+    highest_severity: z.enum(SEVERITIES).nullable(),
+    risk_counts: riskCountsDto,
+    question_count: z.number().int(),
+    flags: z.array(flagDto),
+  }),
+});
+export type ThreadCardDto = z.infer<typeof threadCardDto>;
+
+export const threadListDto = z.object({
+  threads: z.array(threadCardDto),
+  next_cursor: z.string().nullable(),
+});
+export type ThreadListDto = z.infer<typeof threadListDto>;
+
+export const versionSummaryDto = z.object({
+  id: z.string(),
+  active: z.boolean(),
+  source: z.enum(["http", "file", "cli"]),
+  received_at: z.string(),
+  created_at: z.string().nullable(),
+  next_action: z.string().nullable(),
+  highest_severity: z.enum(SEVERITIES).nullable(),
+  flags: z.array(flagDto),
+});
+
+export const threadDetailDto = threadCardDto.extend({
+  versions: z.array(versionSummaryDto),
+});
+export type ThreadDetailDto = z.infer<typeof threadDetailDto>;
+
+export const packetDto = z.object({
+  id: z.string(),
+  thread_key: z.string(),
+  active: z.boolean(),
+  content_hash: z.string(),
+  source: z.enum(["http", "file", "cli"]),
+  source_path: z.string().nullable(),
+  workspace_root: z.string().nullable(),
+  received_at: z.string(),
+  created_at: z.string().nullable(),
+  flags: z.array(flagDto),
+  canonical: canonicalPacketSchema,
+  received: z.record(z.string(), z.unknown()),
+});
+export type PacketDto = z.infer<typeof packetDto>;
+
+export const ingestResultDto = z.object({
+  packet_id: z.string(),
+  thread_key: z.string(),
+  flags: z.array(flagDto),
+  duplicate: z.boolean(),
+  active: z.boolean(),
+});

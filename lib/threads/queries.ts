@@ -1,0 +1,220 @@
+import { database } from "../db";
+import { BatonError } from "../errors";
+import type { Prisma } from "../generated/prisma/client";
+import {
+  packetDto,
+  threadCardDto,
+  threadDetailDto,
+  threadListDto,
+  type PacketDto,
+  type ThreadCardDto,
+  type ThreadDetailDto,
+  type ThreadListDto,
+} from "./dto";
+import type { ThreadFilters, ThreadListQuery } from "./filters";
+
+const cardVersionSelect = {
+  id: true,
+  receivedAt: true,
+  producerCreatedAt: true,
+  summary: true,
+  taskId: true,
+  nextAction: true,
+  highestSeverity: true,
+  riskCounts: true,
+  questionCount: true,
+  flags: true,
+} satisfies Prisma.PacketVersionSelect;
+
+const cardSelect = {
+  id: true,
+  key: true,
+  agent: true,
+  project: true,
+  branch: true,
+  topic: true,
+  archived: true,
+  updatedAt: true,
+  activeVersion: { select: cardVersionSelect },
+} satisfies Prisma.ThreadSelect;
+
+type CardRow = Prisma.ThreadGetPayload<{ select: typeof cardSelect }>;
+
+function toCard(row: CardRow): ThreadCardDto {
+  const version = row.activeVersion;
+  if (!version) throw new Error(`thread ${row.key} has no active version`);
+  return threadCardDto.parse({
+    key: row.key,
+    agent: row.agent,
+    project: row.project,
+    branch: row.branch,
+    topic: row.topic,
+    archived: row.archived,
+    updated_at: row.updatedAt.toISOString(),
+    active_packet: {
+      id: version.id,
+      received_at: version.receivedAt.toISOString(),
+      created_at: version.producerCreatedAt?.toISOString() ?? null,
+      summary: version.summary,
+      task_id: version.taskId,
+      next_action: version.nextAction,
+      highest_severity: version.highestSeverity,
+      risk_counts: JSON.parse(version.riskCounts),
+      question_count: version.questionCount,
+      flags: JSON.parse(version.flags),
+    },
+  });
+}
+
+function filterWhere(filters: ThreadFilters): Prisma.ThreadWhereInput {
+  const version: Prisma.PacketVersionWhereInput[] = [];
+  if (filters.severity.length) version.push({ highestSeverity: { in: filters.severity } });
+  for (const flag of filters.flag) version.push({ flags: { contains: `"code":"${flag}"` } });
+  const text = filters.q;
+  return {
+    archived: false,
+    activeVersionId: { not: null },
+    ...(filters.agent ? { agent: filters.agent } : {}),
+    ...(filters.project ? { project: filters.project } : {}),
+    ...(filters.branch ? { branch: filters.branch } : {}),
+    ...(text
+      ? {
+          OR: [
+            { key: { contains: text } },
+            { agent: { contains: text } },
+            { project: { contains: text } },
+            { branch: { contains: text } },
+            { topic: { contains: text } },
+            { activeVersion: { nextAction: { contains: text } } },
+            { activeVersion: { summary: { contains: text } } },
+          ],
+        }
+      : {}),
+    ...(version.length ? { activeVersion: { AND: version } } : {}),
+  };
+}
+
+function encodeCursor(row: { updatedAt: Date; id: string }): string {
+  return Buffer.from(`${row.updatedAt.toISOString()}|${row.id}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { updatedAt: Date; id: string } {
+  const [at, id] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
+  const updatedAt = new Date(at ?? "");
+  if (!id || Number.isNaN(updatedAt.getTime())) {
+    throw new BatonError("invalid_request", "cursor is not one this API returned; start again without it.", { field: "cursor" });
+  }
+  return { updatedAt, id };
+}
+
+/** Active (non-archived) threads, most recently active first, with their card summary. */
+export async function listActiveThreads(query: ThreadListQuery): Promise<ThreadListDto> {
+  const db = await database();
+  const where = filterWhere(query);
+  if (query.cursor) {
+    const after = decodeCursor(query.cursor);
+    where.AND = [
+      { OR: [{ updatedAt: { lt: after.updatedAt } }, { updatedAt: after.updatedAt, id: { lt: after.id } }] },
+    ];
+  }
+  const rows = await db.thread.findMany({
+    where,
+    select: cardSelect,
+    orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
+    take: query.limit + 1,
+  });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return threadListDto.parse({
+    threads: page.map(toCard),
+    next_cursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+  });
+}
+
+function notFound(what: string): BatonError {
+  return new BatonError("not_found", `${what} was not found.`);
+}
+
+export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
+  const db = await database();
+  const row = await db.thread.findUnique({
+    where: { key },
+    select: {
+      ...cardSelect,
+      activeVersionId: true,
+      versions: {
+        select: { ...cardVersionSelect, source: true },
+        orderBy: [{ sortAt: "desc" }, { receivedAt: "desc" }, { id: "desc" }],
+      },
+    },
+  });
+  if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
+  return threadDetailDto.parse({
+    ...toCard(row),
+    versions: row.versions.map((version) => ({
+      id: version.id,
+      active: version.id === row.activeVersionId,
+      source: version.source,
+      received_at: version.receivedAt.toISOString(),
+      created_at: version.producerCreatedAt?.toISOString() ?? null,
+      next_action: version.nextAction,
+      highest_severity: version.highestSeverity,
+      flags: JSON.parse(version.flags),
+    })),
+  });
+}
+
+export async function getPacket(id: string): Promise<PacketDto> {
+  const db = await database();
+  const row = await db.packetVersion.findUnique({
+    where: { id },
+    include: { thread: { select: { key: true, activeVersionId: true } } },
+  });
+  if (!row) throw notFound(`Packet "${id}"`);
+  return packetDto.parse({
+    id: row.id,
+    thread_key: row.thread.key,
+    active: row.thread.activeVersionId === row.id,
+    content_hash: row.contentHash,
+    source: row.source,
+    source_path: row.sourcePath,
+    workspace_root: row.workspaceRoot,
+    received_at: row.receivedAt.toISOString(),
+    created_at: row.producerCreatedAt?.toISOString() ?? null,
+    flags: JSON.parse(row.flags),
+    canonical: JSON.parse(row.canonicalJson),
+    received: JSON.parse(row.receivedJson),
+  });
+}
+
+/** The human section as served; people's actions fill it (a later issue). */
+export interface HumanSection {
+  revision: number;
+  updated_at: string | null;
+  decision: null | { kind: "approved" | "intervened"; by: string; at: string; note?: string };
+  answers: { question_id: string; question: string; answer: string; by: string; at: string }[];
+  questions: { id: string; text: string; by: string; at: string; blocking: boolean }[];
+}
+
+const EMPTY_HUMAN: HumanSection = { revision: 0, updated_at: null, decision: null, answers: [], questions: [] };
+
+/**
+ * The merged packet the next session reads: the agent's fields exactly as it
+ * wrote them, in its key order, with Baton's `human` section in place of any
+ * it carried.
+ */
+export async function getMergedHandoff(key: string): Promise<{ packetId: string; body: Record<string, unknown> }> {
+  const db = await database();
+  const row = await db.thread.findUnique({
+    where: { key },
+    select: { activeVersion: { select: { id: true, receivedJson: true } } },
+  });
+  if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
+  const received = JSON.parse(row.activeVersion.receivedJson) as Record<string, unknown>;
+  const merged: Record<string, unknown> = {};
+  for (const field of Object.keys(received)) {
+    if (field !== "human") Object.defineProperty(merged, field, { value: received[field], enumerable: true });
+  }
+  merged.human = EMPTY_HUMAN;
+  return { packetId: row.activeVersion.id, body: merged };
+}

@@ -1,0 +1,56 @@
+import path from "node:path";
+import { watch, type FSWatcher } from "chokidar";
+import { ingestHandoffFile } from "./ingest-file";
+
+const HANDOFF_FILE = "handoff.json";
+
+export interface FolderWatcher {
+  /** Resolves once the initial scan of every folder is done. */
+  ready: Promise<void>;
+  /** Resolves when every file event seen so far has been handled. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Watches folders for `handoff.json` files (created or changed, at any depth)
+ * and ingests each through the one ingest path. Events for one file are
+ * handled in order, one at a time; a failure is logged, never thrown.
+ */
+export function watchHandoffFolders(folders: string[]): FolderWatcher {
+  const queues = new Map<string, Promise<void>>();
+  const watcher: FSWatcher = watch(folders, {
+    ignoreInitial: false,
+    persistent: true,
+    // Agents write in several steps; wait until a file's size has settled.
+    awaitWriteFinish: { stabilityThreshold: 200, pollInterval: 50 },
+    ignored: (file, stats) => Boolean(stats?.isFile() && path.basename(file) !== HANDOFF_FILE),
+  });
+
+  const enqueue = (file: string) => {
+    if (path.basename(file) !== HANDOFF_FILE) return;
+    const previous = queues.get(file) ?? Promise.resolve();
+    const next = previous
+      .then(() => ingestHandoffFile(file))
+      .then(
+        () => undefined,
+        (error: unknown) => console.error(`baton: watching ${file} failed:`, error instanceof Error ? error.message : error),
+      );
+    queues.set(file, next);
+    void next.finally(() => {
+      if (queues.get(file) === next) queues.delete(file);
+    });
+  };
+  watcher.on("add", enqueue);
+  watcher.on("change", enqueue);
+  watcher.on("error", (error) => console.error("baton: folder watcher error:", error));
+
+  const ready = new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+  return {
+    ready,
+    async idle() {
+      while (queues.size) await Promise.all([...queues.values()]);
+    },
+    close: () => watcher.close(),
+  };
+}

@@ -1,0 +1,107 @@
+import { readFile } from "node:fs/promises";
+import { BatonError } from "../errors";
+import { sha256Hex } from "../packet/canonical-json";
+import { PACKET_MAX_BYTES } from "../packet/schema";
+import { parseJsonText } from "../packet/validate";
+import { ingestPacket, type IngestResult } from "../ingest/ingest";
+import { recordLedgerEvents } from "../ledger/events";
+import { workspaceRootOf } from "./workspace-root";
+
+export interface FileIngestOptions {
+  /** How long an unparsable file must keep the same bytes before it counts as invalid. */
+  settleMs?: number;
+  /** How often an unparsable file is re-read meanwhile. */
+  pollMs?: number;
+  /** Give up waiting for a file that keeps changing after this long. */
+  maxWaitMs?: number;
+}
+
+export type FileIngestOutcome =
+  | { kind: "ingested"; result: IngestResult }
+  | { kind: "invalid"; error: BatonError }
+  | { kind: "gone" };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function readIfPresent(file: string): Promise<Buffer | null> {
+  try {
+    return await readFile(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
+
+function parseFile(bytes: Buffer): unknown {
+  if (bytes.byteLength > PACKET_MAX_BYTES) {
+    throw new BatonError("payload_too_large", `A packet may be at most ${PACKET_MAX_BYTES} bytes; this file is ${bytes.byteLength}.`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new BatonError("invalid_encoding", "The file is not valid UTF-8.");
+  }
+  return parseJsonText(text);
+}
+
+// One invalid content of one file is reported once, not at every change event.
+const reported = new Map<string, string>();
+
+/**
+ * Ingests one handoff.json through the one ingest path. A file that does not
+ * parse may be half-written: it is re-read until its bytes stop changing, and
+ * only a stable invalid file becomes an `ingest_error` ledger event.
+ */
+export async function ingestHandoffFile(file: string, options: FileIngestOptions = {}): Promise<FileIngestOutcome> {
+  const settleMs = options.settleMs ?? 2000;
+  const pollMs = options.pollMs ?? 200;
+  const deadline = Date.now() + (options.maxWaitMs ?? 30_000);
+  let previous: string | null = null;
+  let unchangedSince = Date.now();
+  let lastError: BatonError | null = null;
+  for (;;) {
+    const bytes = await readIfPresent(file);
+    if (bytes === null) return { kind: "gone" };
+    const digest = sha256Hex(bytes.toString("latin1"));
+    try {
+      const packet = parseFile(bytes);
+      const result = await ingestPacket(packet, {
+        kind: "file",
+        actor: "watcher",
+        sourcePath: file,
+        workspaceRoot: workspaceRootOf(file),
+      });
+      reported.delete(file);
+      return { kind: "ingested", result };
+    } catch (error) {
+      if (!(error instanceof BatonError) || error.status >= 500) throw error;
+      lastError = error;
+      const unparsable = error.code === "invalid_json" || error.code === "invalid_encoding";
+      // A parsed body that is not a packet is final; an unparsable one may still be being written.
+      if (!unparsable) break;
+      if (digest !== previous) {
+        previous = digest;
+        unchangedSince = Date.now();
+      } else if (Date.now() - unchangedSince >= settleMs || Date.now() >= deadline) {
+        break;
+      }
+      await sleep(pollMs);
+    }
+  }
+  const error = lastError!;
+  const bytes = await readIfPresent(file);
+  const key = bytes ? sha256Hex(bytes.toString("latin1")) : "gone";
+  if (reported.get(file) !== key) {
+    reported.set(file, key);
+    await recordLedgerEvents([
+      {
+        kind: "ingest_error",
+        actor: "watcher",
+        data: { source_path: file, code: error.code, message: error.message, details: error.details ?? null },
+      },
+    ]);
+    console.warn(`baton: ${file} was not ingested: ${error.message}`);
+  }
+  return { kind: "invalid", error };
+}

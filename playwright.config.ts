@@ -1,0 +1,38 @@
+import { defineConfig } from "@playwright/test";
+
+export const E2E_PORT = Number(process.env.BATON_E2E_PORT ?? 3210);
+
+// Debian's Chromium: Playwright cannot download its own browsers here (platform-facts.md).
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-gpu",
+  "--disable-quic",
+];
+
+export default defineConfig({
+  testDir: "e2e",
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: [["list"]],
+  timeout: 60_000,
+  use: {
+    baseURL: `http://127.0.0.1:${E2E_PORT}`,
+    browserName: "chromium",
+    launchOptions: { executablePath: process.env.BATON_CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS },
+    trace: "off",
+  },
+  webServer: {
+    command: "tsx e2e/support/serve.ts",
+    url: `http://127.0.0.1:${E2E_PORT}/api/v1/health`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { BATON_E2E_PORT: String(E2E_PORT) },
+  },
+});

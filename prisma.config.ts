@@ -1,0 +1,16 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "prisma/config";
+import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
+
+// The CLI still looks for a native query engine library it never uses with the
+// WebAssembly engines; point it at any existing file (platform-facts.md).
+process.env.PRISMA_QUERY_ENGINE_LIBRARY ??= fileURLToPath(import.meta.url);
+process.env.DATABASE_URL ??= "file:./data/baton.db";
+
+export default defineConfig({
+  schema: path.join("prisma", "schema.prisma"),
+  experimental: { adapter: true },
+  engine: "js",
+  adapter: async () => new PrismaBetterSQLite3({ url: process.env.DATABASE_URL! }),
+});

@@ -1,0 +1,4 @@
+import { migrateDatabase } from "../lib/migrate/index";
+
+const applied = migrateDatabase();
+console.log(applied.length ? `applied: ${applied.join(", ")}` : "database is up to date");

@@ -1,0 +1,18 @@
+import { spawn } from "node:child_process";
+import { migrateDatabase } from "../lib/migrate/index";
+import { config } from "../lib/config";
+import { buildIfStale } from "./build-if-stale";
+
+// `npm start`: apply pending migrations, build when the sources changed, serve.
+const applied = migrateDatabase();
+if (applied.length) console.log(`baton: applied migrations ${applied.join(", ")}`);
+const url = config().DATABASE_URL;
+console.log(`baton: database ${url.startsWith("file:") ? url : url.replace(/\/\/[^@]*@/, "//***@")}`);
+buildIfStale();
+
+const port = process.env.PORT ?? "3000";
+const server = spawn("npx", ["next", "start", "-p", port, ...(process.env.BATON_HOST ? ["-H", process.env.BATON_HOST] : [])], {
+  stdio: "inherit",
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
+server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
