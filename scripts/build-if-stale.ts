@@ -5,7 +5,8 @@ import { spawnSync } from "node:child_process";
 
 // What a production build depends on; a change to any of these rebuilds on `npm start`.
 const INPUTS = ["app", "components", "lib", "instrumentation.ts", "next.config.ts", "postcss.config.mjs", "package.json", "tsconfig.json"];
-const STAMP = path.join(".next", "baton-source-hash");
+const DIST_DIR = process.env.BATON_DIST_DIR ?? ".next";
+const STAMP = path.join(DIST_DIR, "baton-source-hash");
 
 function* files(entry: string): Generator<string> {
   if (!existsSync(entry)) return;
@@ -30,7 +31,7 @@ export function sourceHash(): string {
 /** Builds the app unless the last build was made from the same sources. */
 export function buildIfStale(): void {
   const current = sourceHash();
-  const built = existsSync(path.join(".next", "BUILD_ID")) && existsSync(STAMP) ? readFileSync(STAMP, "utf8") : "";
+  const built = existsSync(path.join(DIST_DIR, "BUILD_ID")) && existsSync(STAMP) ? readFileSync(STAMP, "utf8") : "";
   if (built === current) return;
   console.log("baton: building the app (first start, or the sources changed)...");
   const result = spawnSync("npx", ["next", "build"], { stdio: "inherit" });
