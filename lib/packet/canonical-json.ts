@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 
 /**
- * Canonical JSON: object keys sorted by code point, no insignificant whitespace,
+ * Canonical JSON: object keys sorted by UTF-16 code units (JavaScript's default sort), no insignificant whitespace,
  * numbers and strings as JSON.stringify writes them. Same content => same bytes.
  */
 export function canonicalJson(value: unknown): string {

@@ -8,7 +8,8 @@ export function normaliseRiskDetail(detail: string): string {
   return detail
     .toLowerCase()
     .replace(/(["'`])[^"'`\s]*[\/\\.][^"'`\s]*\1/g, "<path>")
-    .replace(/(?<![\w.])\d+(?![\w.])/g, "<n>")
+    // Only whole tokens of digits: "retried 3 times" and "retried 5 times" match, "T-014" and "T-015" do not.
+    .replace(/(?<=^|\s)\d+(?=$|\s|[,;:!?)](?:\s|$)|\.(?:\s|$))/g, "<n>")
     .replace(/\s+/g, " ")
     .trim();
 }

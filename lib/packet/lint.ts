@@ -114,7 +114,12 @@ export function lintPacket(canonical: CanonicalPacket, notes: NormaliseNotes, re
       reason: `${plural(questions.length, "question")} for a person${blocking ? `, ${blocking} blocking` : ""}.`,
     });
   }
-  if (notes.createdAtMs !== null) {
+  if (notes.unreadableClock !== null) {
+    flags.push({
+      code: "clock_skew",
+      reason: `Producer time ${notes.unreadableClock} is not a real date (epoch milliseconds where seconds are expected?).`,
+    });
+  } else if (notes.createdAtMs !== null) {
     const ahead = notes.createdAtMs - receivedAtMs;
     if (ahead > CLOCK_SKEW_MS) {
       flags.push({ code: "clock_skew", reason: `Producer clock is ${describeDuration(ahead)} ahead of Baton's.` });

@@ -13,6 +13,8 @@ export interface NormaliseNotes {
   unknownSeverityWords: (string | null)[];
   /** Producer clock in epoch ms, when the packet had a valid one. */
   createdAtMs: number | null;
+  /** A created_at/timestamp that parsed but lies beyond any real date. */
+  unreadableClock: string | null;
 }
 
 export const NEXT_ACTION_SENTINEL = "no next_action recorded; needs human";
@@ -38,7 +40,7 @@ function normaliseRisks(risks: NonNullable<PacketInput["open_risks"]>, notes: No
     const rawWord = typeof risk === "string" || !present(item.severity) ? null : String(item.severity);
     const { severity, known } = normaliseSeverity(rawWord);
     if (!known) notes.unknownSeverityWords.push(rawWord);
-    const detail = (item.detail ?? item.description ?? item.risk ?? item.text ?? "") as string;
+    const detail = [item.detail, item.description, item.risk, item.text].find((text) => typeof text === "string" && text.trim() !== "") ?? "";
     return defined({
       id: present(item.id) ? String(item.id) : `r${index}`,
       severity,
@@ -104,11 +106,25 @@ function normaliseCleanState(value: NonNullable<PacketInput["clean_state"]>) {
     .filter((item) => item.detail.trim() !== "");
 }
 
+function normaliseVerdict(verdict: NonNullable<PacketInput["verdict"]>) {
+  const out = defined({
+    passed: verdict.passed ?? undefined,
+    review_total: verdict.review_total ?? undefined,
+    review_verdict: trimmed(verdict.review_verdict)?.toLowerCase(),
+  });
+  // A verdict of nulls says nothing; treat it as absent (verdict_missing then applies).
+  return Object.keys(out).length ? out : undefined;
+}
+
 function normaliseCreatedAt(input: PacketInput, notes: NormaliseNotes): string | undefined {
   const raw = input.created_at ?? input.timestamp;
   if (!present(raw)) return undefined;
   const ms = parseProducerTimestamp(raw);
-  if (ms === null || ms > MAX_TIMESTAMP_MS || ms < 0) return undefined;
+  if (ms === null || ms > MAX_TIMESTAMP_MS || ms < 0) {
+    // Usually epoch milliseconds sent where the contract says seconds.
+    notes.unreadableClock = String(raw);
+    return undefined;
+  }
   notes.createdAtMs = ms;
   return new Date(ms).toISOString();
 }
@@ -118,7 +134,12 @@ export function normalisePacket(
   input: PacketInput,
   received: Record<string, unknown>,
 ): { canonical: CanonicalPacket; notes: NormaliseNotes } {
-  const notes: NormaliseNotes = { nextActionSentinel: false, unknownSeverityWords: [], createdAtMs: null };
+  const notes: NormaliseNotes = {
+    nextActionSentinel: false,
+    unknownSeverityWords: [],
+    createdAtMs: null,
+    unreadableClock: null,
+  };
   // Unknown fields come from the received object itself: a parser's copy may
   // have dropped keys such as "__proto__", which are kept here as plain data.
   const extra: Record<string, unknown> = {};
@@ -190,13 +211,7 @@ export function normalisePacket(
     ),
     questions_for_human: input.questions_for_human ? normaliseQuestions(input.questions_for_human) : undefined,
     preconditions: input.preconditions ?? undefined,
-    verdict: present(input.verdict)
-      ? defined({
-          passed: input.verdict.passed ?? undefined,
-          review_total: input.verdict.review_total ?? undefined,
-          review_verdict: trimmed(input.verdict.review_verdict),
-        })
-      : undefined,
+    verdict: present(input.verdict) ? normaliseVerdict(input.verdict) : undefined,
     extra,
   });
   return { canonical, notes };

@@ -30,7 +30,7 @@ export function assertJsonDepth(text: string, maxDepth = JSON_MAX_DEPTH): void {
     } else if (code === 34) inString = true;
     else if (code === 91 /* [ */ || code === 123 /* { */) {
       if (++depth > maxDepth) {
-        throw new BatonError("json_too_deep", `JSON is nested deeper than ${maxDepth} levels; flatten the packet.`, {
+        throw new BatonError("json_too_deep", `JSON is nested deeper than ${maxDepth} levels (a packet may nest ${JSON_MAX_DEPTH}); flatten the packet.`, {
           max_depth: maxDepth,
         });
       }
@@ -38,8 +38,8 @@ export function assertJsonDepth(text: string, maxDepth = JSON_MAX_DEPTH): void {
   }
 }
 
-export function parseJsonText(text: string): unknown {
-  assertJsonDepth(text);
+export function parseJsonText(text: string, maxDepth = JSON_MAX_DEPTH): unknown {
+  assertJsonDepth(text, maxDepth);
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -63,6 +63,9 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
+/** Fields whose accepted shapes are not listed under their own name in SHAPES. */
+const FIELD_SHAPES: Readonly<Record<string, string>> = { created_at: SHAPES.timestamp };
+
 function fieldProblems(root: unknown, error: z.ZodError): FieldProblem[] {
   const seen = new Set<string>();
   const problems: FieldProblem[] = [];
@@ -72,8 +75,8 @@ function fieldProblems(root: unknown, error: z.ZodError): FieldProblem[] {
     const field = pathToField(path);
     if (seen.has(field)) continue;
     seen.add(field);
-    const top = String(path[0]) as keyof typeof SHAPES;
-    const accepts = SHAPES[top] ?? SHAPES.string;
+    const top = String(path[0]);
+    const accepts = FIELD_SHAPES[top] ?? SHAPES[top as keyof typeof SHAPES] ?? SHAPES.string;
     const item = path.length > 1 ? `an item that is ${describeType(valueAt(root, path))}` : describeType(valueAt(root, path));
     problems.push({ field, problem: `got ${item}`, accepts });
   }
@@ -91,7 +94,8 @@ export function validatePacket(value: unknown): PacketInput & Record<string, unk
       `A packet is a JSON object; got ${describeType(value)}. To send several, post {"packets": [...]}.`,
     );
   }
-  if (!CORE_FIELDS.some((field) => Object.hasOwn(value, field))) {
+  // null counts as absent: {"summary": null} carries no core field.
+  if (!CORE_FIELDS.some((field) => Object.hasOwn(value, field) && (value as Record<string, unknown>)[field] != null)) {
     throw new BatonError(
       "no_core_fields",
       `This object carries none of the seven core fields (${CORE_FIELDS.join(", ")}); it is not a handoff packet.`,
