@@ -1,7 +1,9 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaClient } from "./generated/prisma/client";
+import type { SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import type BetterSqlite3 from "better-sqlite3";
+import { PrismaClient, type Prisma } from "./generated/prisma/client";
 import { config, sqliteFilePath } from "./config";
 import { BatonError } from "./errors";
 
@@ -12,15 +14,27 @@ export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 interface DbHolder {
   url: string;
   client: Promise<PrismaClient>;
+  /** The SQLite connection under Prisma's adapter (the same one), for the hot paths' statements. */
+  connection?: BetterSqlite3.Database;
 }
 
 // One client per process, kept on globalThis so that dev hot reloads reuse it.
 const holder = globalThis as unknown as { __batonDb?: DbHolder };
 
-async function openSqlite(url: string): Promise<PrismaClient> {
+async function openSqlite(url: string, opened: DbHolder): Promise<PrismaClient> {
   const file = sqliteFilePath(url);
   mkdirSync(path.dirname(file), { recursive: true });
-  const adapter = new PrismaBetterSQLite3({ url: `file:${file}`, timeout: config().BATON_SQLITE_BUSY_TIMEOUT_MS });
+  const factory = new PrismaBetterSQLite3({ url: `file:${file}`, timeout: config().BATON_SQLITE_BUSY_TIMEOUT_MS });
+  // Keep a hand on the adapter's connection: the adapter makes exactly one per client.
+  const adapter: SqlDriverAdapterFactory = {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => {
+      const connected = await factory.connect();
+      opened.connection = (connected as unknown as { client: BetterSqlite3.Database }).client;
+      return connected;
+    },
+  };
   const client = new PrismaClient({ adapter });
   // Per-connection settings: the adapter keeps one connection for the process.
   await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
@@ -36,7 +50,9 @@ export function database(): Promise<PrismaClient> {
     if (!url.startsWith("file:")) {
       throw new BatonError("unavailable", "PostgreSQL support is not built yet; use a file: DATABASE_URL.");
     }
-    holder.__batonDb = { url, client: openSqlite(url) };
+    const opened: DbHolder = { url, client: Promise.resolve(null as unknown as PrismaClient) };
+    opened.client = openSqlite(url, opened);
+    holder.__batonDb = opened;
   }
   return holder.__batonDb.client;
 }
@@ -68,7 +84,12 @@ export function isBusyError(error: unknown): boolean {
 /**
  * Runs `work` in one transaction, retrying a few times when another process
  * holds the write lock; past that, a 503 the client may retry.
+ * Every write goes through here: the adapter has one connection per process, so
+ * a write outside a transaction joins whichever transaction is open, and is
+ * rolled back with it.
  */
+const BUSY_ATTEMPTS = 8;
+
 export async function inTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
   const db = await database();
   for (let attempt = 1; ; attempt++) {
@@ -76,10 +97,71 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>
       return await db.$transaction(work, { maxWait: 10_000, timeout: 20_000 });
     } catch (error) {
       if (!isBusyError(error)) throw error;
-      if (attempt >= 4) {
+      if (attempt >= BUSY_ATTEMPTS) {
         throw new BatonError("unavailable", "The database is busy; retry shortly.", null, 1);
       }
-      await new Promise((resolve) => setTimeout(resolve, 25 * attempt * attempt));
+      // Jittered, growing waits (about 1.5 s in all) so that competing writers spread out.
+      await new Promise((resolve) => setTimeout(resolve, 10 * attempt * attempt * (0.5 + Math.random())));
     }
   }
+}
+
+/**
+ * Runs statements for the hot paths (ingest, token checks). On SQLite they go
+ * straight to the adapter's own connection, skipping Prisma's per-query
+ * overhead (about 0.2 ms a statement; docs/decisions/003). Writes must run
+ * inside `inTransaction`, whose BEGIN they then share.
+ */
+export interface SqlExecutor {
+  query<Row>(sql: Prisma.Sql): Promise<Row[]>;
+  execute(sql: Prisma.Sql): Promise<void>;
+}
+
+const STATEMENT_CACHE_SIZE = 256;
+
+// Values as the Prisma adapter writes them, so the ORM reads them back alike.
+function sqliteValue(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString().replace("Z", "+00:00");
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return value === undefined ? null : value;
+}
+
+function sqliteExecutor(connection: BetterSqlite3.Database): SqlExecutor {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  const prepare = (text: string) => {
+    let statement = statements.get(text);
+    if (!statement) {
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      statement = connection.prepare(text);
+      statements.set(text, statement);
+    }
+    return statement;
+  };
+  return {
+    async query<Row>(sql: Prisma.Sql) {
+      return prepare(sql.sql).all(...sql.values.map(sqliteValue)) as Row[];
+    },
+    async execute(sql: Prisma.Sql) {
+      prepare(sql.sql).run(...sql.values.map(sqliteValue));
+    },
+  };
+}
+
+const executors = new WeakMap<BetterSqlite3.Database, SqlExecutor>();
+
+/**
+ * The executor for statements inside `tx` (or outside any transaction, for
+ * reads). On SQLite the adapter has one connection, so `tx` shares it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- `tx` names the transaction the statements belong to.
+export async function sqlExecutor(tx?: Tx): Promise<SqlExecutor> {
+  await database();
+  const connection = holder.__batonDb?.connection;
+  if (!connection) throw new Error("the SQLite connection is not open");
+  let executor = executors.get(connection);
+  if (!executor) {
+    executor = sqliteExecutor(connection);
+    executors.set(connection, executor);
+  }
+  return executor;
 }

@@ -1,9 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import { database } from "../db";
+import { database, inTransaction, sqlExecutor } from "../db";
 import { BatonError } from "../errors";
 import { newId } from "../ids";
 import { Prisma } from "../generated/prisma/client";
+import { appendLedgerEvents } from "../ledger/events";
+import { announceLedger } from "../ledger/bus";
 
 /** Scopes an API token can carry. */
 export const TOKEN_SCOPES = ["packets:write", "packets:read", "events:write"] as const;
@@ -62,8 +64,17 @@ function summarise(row: TokenRow): TokenSummary {
   });
 }
 
+/** What the ledger records of a token: never the secret or its hash. */
+function tokenEventData(row: TokenRow): Record<string, unknown> {
+  return { token_id: row.id, name: row.name, display: `${row.prefix}...${row.last4}`, scopes: row.scopes.split(",") };
+}
+
 /** Creates a token; the secret is returned once and only its hash is stored. */
-export async function createApiToken(name: string, scopes: TokenScope[]): Promise<{ token: string; summary: TokenSummary }> {
+export async function createApiToken(
+  name: string,
+  scopes: TokenScope[],
+  actor = "cli",
+): Promise<{ token: string; summary: TokenSummary }> {
   const cleanName = name.trim();
   if (!cleanName || cleanName.length > 100) {
     throw new BatonError("invalid_request", "A token needs a name of 1 to 100 characters.", { field: "name" });
@@ -73,18 +84,23 @@ export async function createApiToken(name: string, scopes: TokenScope[]): Promis
   }
   const publicId = randomString(8, LOWER36);
   const token = `btn_${publicId}_${randomString(32, BASE62)}`;
-  const db = await database();
-  const row = await db.apiToken.create({
-    data: {
-      id: newId("tok"),
-      name: cleanName,
-      prefix: `btn_${publicId}`,
-      secretHash: hashSecret(token),
-      last4: token.slice(-4),
-      scopes: [...new Set(scopes)].sort().join(","),
-      createdAt: new Date(),
-    },
+  const now = new Date();
+  const row = await inTransaction(async (tx) => {
+    const created = await tx.apiToken.create({
+      data: {
+        id: newId("tok"),
+        name: cleanName,
+        prefix: `btn_${publicId}`,
+        secretHash: hashSecret(token),
+        last4: token.slice(-4),
+        scopes: [...new Set(scopes)].sort().join(","),
+        createdAt: now,
+      },
+    });
+    await appendLedgerEvents(tx, [{ kind: "token_created", actor, data: tokenEventData(created) }], now);
+    return created;
   });
+  announceLedger();
   return { token, summary: summarise(row) };
 }
 
@@ -95,12 +111,19 @@ export async function listApiTokens(): Promise<TokenSummary[]> {
 }
 
 /** Revokes by id or by the displayed prefix; takes effect on the next request. */
-export async function revokeApiToken(idOrPrefix: string): Promise<TokenSummary> {
-  const db = await database();
+export async function revokeApiToken(idOrPrefix: string, actor = "cli"): Promise<TokenSummary> {
   const prefix = idOrPrefix.split("...")[0] ?? idOrPrefix;
-  const row = await db.apiToken.findFirst({ where: { OR: [{ id: idOrPrefix }, { prefix }] } });
-  if (!row) throw new BatonError("not_found", `No token matches "${idOrPrefix}"; run \`baton token list\` to see them.`);
-  const updated = row.revokedAt ? row : await db.apiToken.update({ where: { id: row.id }, data: { revokedAt: new Date() } });
+  // In a transaction: a write outside one would join (and roll back with) another request's open transaction.
+  const updated = await inTransaction(async (tx) => {
+    const row = await tx.apiToken.findFirst({ where: { OR: [{ id: idOrPrefix }, { prefix }] } });
+    if (!row) throw new BatonError("not_found", `No token matches "${idOrPrefix}"; run \`baton token list\` to see them.`);
+    if (row.revokedAt) return row;
+    const now = new Date();
+    const revoked = await tx.apiToken.update({ where: { id: row.id }, data: { revokedAt: now } });
+    await appendLedgerEvents(tx, [{ kind: "token_revoked", actor, data: tokenEventData(revoked) }], now);
+    return revoked;
+  });
+  announceLedger();
   return summarise(updated);
 }
 
@@ -127,8 +150,9 @@ export async function authenticateBearer(header: string | null, scope: TokenScop
     "Send a valid API token as `Authorization: Bearer <token>` (create one with `baton token create`).",
   );
   if (!parts) throw unauthenticated;
-  const db = await database();
-  const rows = await db.$queryRaw<{ id: string; name: string; secretHash: string; scopes: string; revokedAt: unknown }[]>(
+  // Every API request passes here: a direct statement, not an ORM query.
+  const sql = await sqlExecutor();
+  const rows = await sql.query<{ id: string; name: string; secretHash: string; scopes: string; revokedAt: unknown }>(
     Prisma.sql`SELECT "id", "name", "secretHash", "scopes", "revokedAt" FROM "ApiToken" WHERE "prefix" = ${`btn_${parts[1]}`}`,
   );
   const row = rows[0];
@@ -145,7 +169,7 @@ export async function authenticateBearer(header: string | null, scope: TokenScop
   const now = Date.now();
   if (now - (lastUsedWrites.get(row.id) ?? 0) > LAST_USED_WRITE_INTERVAL_MS) {
     lastUsedWrites.set(row.id, now);
-    await db.$executeRaw`UPDATE "ApiToken" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${row.id}`;
+    await inTransaction((tx) => tx.$executeRaw`UPDATE "ApiToken" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${row.id}`);
   }
   return { id: row.id, name: row.name, scopes };
 }

@@ -1,8 +1,8 @@
 import { BatonError } from "../errors";
-import { parseJsonText } from "../packet/validate";
-import { BATCH_MAX_BYTES, BATCH_MAX_PACKETS, PACKET_MAX_BYTES } from "../packet/schema";
+import { assertJsonDepth, parseJsonText } from "../packet/validate";
+import { BATCH_MAX_BYTES, BATCH_MAX_PACKETS, JSON_MAX_DEPTH, PACKET_MAX_BYTES } from "../packet/schema";
 import { toBatonError } from "../http/respond";
-import { ingestPacket, type IngestResult, type IngestSource } from "./ingest";
+import { claimIdempotencyKey, ingestPacket, type IngestResult, type IngestSource } from "./ingest";
 
 export { BATCH_MAX_BYTES };
 
@@ -20,8 +20,8 @@ function isBatch(value: unknown): value is { packets: unknown } {
   );
 }
 
-function tooLarge(message: string, limit: number): BatonError {
-  return new BatonError("payload_too_large", message, { limit_bytes: limit });
+function tooLarge(message: string, limit: { limit_bytes: number } | { limit_packets: number }): BatonError {
+  return new BatonError("payload_too_large", message, limit);
 }
 
 /**
@@ -33,10 +33,12 @@ export async function ingestRequestBody(
   bytes: number,
   source: IngestSource,
 ): Promise<{ status: number; body: unknown }> {
-  const value = parseJsonText(text);
+  // A batch wraps its packets two levels deep; each packet keeps the single-packet limit.
+  const value = parseJsonText(text, JSON_MAX_DEPTH + 2);
   if (!isBatch(value)) {
+    assertJsonDepth(text);
     if (bytes > PACKET_MAX_BYTES) {
-      throw tooLarge(`A packet may be at most ${PACKET_MAX_BYTES} bytes; this one is ${bytes}.`, PACKET_MAX_BYTES);
+      throw tooLarge(`A packet may be at most ${PACKET_MAX_BYTES} bytes; this one is ${bytes}.`, { limit_bytes: PACKET_MAX_BYTES });
     }
     const result = await ingestPacket(value, source);
     return { status: result.duplicate ? 200 : 201, body: result };
@@ -48,14 +50,18 @@ export async function ingestRequestBody(
     });
   }
   if (packets.length > BATCH_MAX_PACKETS) {
-    throw tooLarge(`A batch may hold at most ${BATCH_MAX_PACKETS} packets; this one holds ${packets.length}.`, BATCH_MAX_BYTES);
+    throw tooLarge(`A batch may hold at most ${BATCH_MAX_PACKETS} packets; this one holds ${packets.length}.`, {
+      limit_packets: BATCH_MAX_PACKETS,
+    });
   }
+  // The key names the whole batch: the same key with another batch is refused before anything is stored.
+  if (source.idempotency) await claimIdempotencyKey(source.idempotency, value);
   const results: BatchItem[] = [];
   for (const [index, packet] of packets.entries()) {
     try {
       const size = Buffer.byteLength(JSON.stringify(packet) ?? "");
       if (size > PACKET_MAX_BYTES) {
-        throw tooLarge(`A packet may be at most ${PACKET_MAX_BYTES} bytes; item ${index} is ${size}.`, PACKET_MAX_BYTES);
+        throw tooLarge(`A packet may be at most ${PACKET_MAX_BYTES} bytes; item ${index} is ${size}.`, { limit_bytes: PACKET_MAX_BYTES });
       }
       // Idempotency keys name a whole request, not its items.
       const result = await ingestPacket(packet, { ...source, idempotency: undefined });

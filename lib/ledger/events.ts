@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Tx } from "../db";
-import { Prisma } from "../generated/prisma/client";
+import { sqlExecutor, type Tx } from "../db";
+import { insertRows } from "../sql";
 import { announceLedger } from "./bus";
 
 /** Every kind of ledger event. The ledger is append-only (enforced by triggers). */
@@ -21,6 +21,8 @@ export interface NewLedgerEvent {
   versionId?: string | null;
   actor: string;
   data?: Record<string, unknown>;
+  /** When it happened; defaults to the time given to appendLedgerEvents. */
+  at?: Date;
 }
 
 export const ledgerEventDto = z.object({
@@ -34,18 +36,23 @@ export const ledgerEventDto = z.object({
 });
 export type LedgerEventDto = z.infer<typeof ledgerEventDto>;
 
+const EVENT_COLUMNS = ["at", "kind", "threadKey", "versionId", "actor", "data"] as const;
+
 /** Appends events inside the caller's transaction; subscribers hear of them after commit. */
 export async function appendLedgerEvents(tx: Tx, events: NewLedgerEvent[], at: Date): Promise<void> {
-  if (!events.length) return;
-  await tx.$executeRaw`
-    INSERT INTO "LedgerEvent" ("at", "kind", "threadKey", "versionId", "actor", "data")
-    VALUES ${Prisma.join(
-      events.map(
-        (event) =>
-          Prisma.sql`(${at}, ${event.kind}, ${event.threadKey ?? null}, ${event.versionId ?? null}, ${event.actor},
-            ${JSON.stringify(event.data ?? {})})`,
-      ),
-    )}`;
+  await insertRows(
+    await sqlExecutor(tx),
+    "LedgerEvent",
+    EVENT_COLUMNS,
+    events.map((event) => [
+      event.at ?? at,
+      event.kind,
+      event.threadKey ?? null,
+      event.versionId ?? null,
+      event.actor,
+      JSON.stringify(event.data ?? {}),
+    ]),
+  );
 }
 
 /** Records events on their own, outside any other write (e.g. an ingest error). */

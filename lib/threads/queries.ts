@@ -196,7 +196,7 @@ export interface HumanSection {
   questions: { id: string; text: string; by: string; at: string; blocking: boolean }[];
 }
 
-const EMPTY_HUMAN: HumanSection = { revision: 0, updated_at: null, decision: null, answers: [], questions: [] };
+const emptyHumanSection = (): HumanSection => ({ revision: 0, updated_at: null, decision: null, answers: [], questions: [] });
 
 /**
  * The merged packet the next session reads: the agent's fields exactly as it
@@ -215,6 +215,6 @@ export async function getMergedHandoff(key: string): Promise<{ packetId: string;
   for (const field of Object.keys(received)) {
     if (field !== "human") Object.defineProperty(merged, field, { value: received[field], enumerable: true });
   }
-  merged.human = EMPTY_HUMAN;
+  merged.human = emptyHumanSection();
   return { packetId: row.activeVersion.id, body: merged };
 }
