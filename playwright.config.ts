@@ -18,7 +18,9 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
-  reporter: [["list"]],
+  reporter: [["list"], ["json", { outputFile: "test-results/playwright.json" }]],
+  // Kept apart from test-results/ itself, which Playwright would otherwise empty at start.
+  outputDir: "test-results/playwright",
   timeout: 60_000,
   use: {
     baseURL: `http://127.0.0.1:${E2E_PORT}`,

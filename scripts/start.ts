@@ -11,7 +11,8 @@ console.log(`baton: database ${url.startsWith("file:") ? url : url.replace(/\/\/
 buildIfStale();
 
 const port = process.env.PORT ?? "3000";
-const server = spawn("npx", ["next", "start", "-p", port, ...(process.env.BATON_HOST ? ["-H", process.env.BATON_HOST] : [])], {
+// node runs Next directly (not through npx), so Ctrl-C and SIGTERM reach the server.
+const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, ...(process.env.BATON_HOST ? ["-H", process.env.BATON_HOST] : [])], {
   stdio: "inherit",
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));

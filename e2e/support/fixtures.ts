@@ -11,6 +11,15 @@ export function createToken(name: string, scopes: string[]): string {
   }).trim();
 }
 
+/** Revokes a token by its public prefix (`btn_xxxxxxxx`) through the real CLI. */
+export function revokeToken(token: string): void {
+  const prefix = token.split("_").slice(0, 2).join("_");
+  execFileSync("node", ["bin/baton.js", "token", "revoke", prefix], {
+    env: { ...process.env, DATABASE_URL: E2E_DATABASE_URL },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
 export const test = base.extend<{ watchDir: string }, { agentToken: string }>({
   agentToken: [
     async ({}, provide) => provide(createToken(`e2e-agent-${process.pid}`, ["packets:write", "packets:read"])),

@@ -8,7 +8,8 @@ rmSync(E2E_ROOT, { recursive: true, force: true });
 mkdirSync(E2E_WATCH_DIR, { recursive: true });
 migrateDatabase(E2E_DATABASE_URL);
 const port = process.env.BATON_E2E_PORT ?? "3210";
-const server = spawn("npx", ["next", "start", "-p", port, "-H", "127.0.0.1"], {
+// node runs Next directly (not through npx), so a signal sent to this script reaches the server.
+const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, "-H", "127.0.0.1"], {
   stdio: "inherit",
   env: { ...process.env, DATABASE_URL: E2E_DATABASE_URL, BATON_WATCH_DIRS: E2E_WATCH_DIR, NEXT_TELEMETRY_DISABLED: "1" },
 });
