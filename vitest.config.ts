@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ["lib/**/*.test.ts", "cli/**/*.test.ts", "scripts/**/*.test.ts"],
     pool: "forks",
+    reporters: ["default", "json"],
+    outputFile: { json: "test-results/vitest.json" },
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

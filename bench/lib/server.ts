@@ -1,0 +1,210 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { sqliteFilePath } from "../../lib/config";
+
+/** Setting up and tearing down the app under test: build, database, token, server. */
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const DIST_DIR = ".next-bench";
+const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
+const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 10_000;
+const LOG_TAIL_LINES = 40;
+
+export class SetupError extends Error {}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, what: string): string {
+  const result = spawnSync(command, args, { cwd: ROOT, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  if (result.status !== 0) {
+    throw new SetupError(`${what} failed (exit ${result.status ?? result.signal}):\n${result.stderr}${result.stdout}`.trim());
+  }
+  return result.stdout;
+}
+
+// `next build` rewrites tsconfig.json and next-env.d.ts to point at the build folder
+// it writes; those files are shared with everyone else working in this checkout, and
+// tsconfig.json is an input of build-if-stale's hash. Put them back as they were.
+const FILES_NEXT_BUILD_REWRITES = ["tsconfig.json", "next-env.d.ts"];
+
+/** Builds the app into DIST_DIR when its sources changed; returns the files it had to restore. */
+export function buildIfStale(): string[] {
+  const before = new Map(
+    FILES_NEXT_BUILD_REWRITES.filter((file) => existsSync(path.join(ROOT, file))).map((file) => [
+      file,
+      readFileSync(path.join(ROOT, file), "utf8"),
+    ]),
+  );
+  const result = spawnSync(TSX, ["scripts/build-if-stale.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, BATON_DIST_DIR: DIST_DIR, NEXT_TELEMETRY_DISABLED: "1" },
+    stdio: "inherit",
+  });
+  const restored: string[] = [];
+  for (const [file, text] of before) {
+    if (readFileSync(path.join(ROOT, file), "utf8") === text) continue;
+    writeFileSync(path.join(ROOT, file), text);
+    restored.push(file);
+  }
+  if (result.status !== 0) throw new SetupError(`the build failed (exit ${result.status ?? result.signal})`);
+  return restored;
+}
+
+export interface BenchDatabase {
+  url: string;
+  /** The SQLite file, or null for PostgreSQL. */
+  sqliteFile: string | null;
+  /** A folder this run created and must remove, or null when the caller chose the database. */
+  tempDir: string | null;
+}
+
+/** The caller's DATABASE_URL when set (SQLite or PostgreSQL), else a fresh SQLite file in a temp folder. */
+export function chooseDatabase(): BenchDatabase {
+  const given = process.env.DATABASE_URL;
+  if (given) return { url: given, sqliteFile: given.startsWith("file:") ? sqliteFilePath(given) : null, tempDir: null };
+  const tempDir = mkdtempSync(path.join(tmpdir(), "baton-bench-"));
+  const file = path.join(tempDir, "baton.db");
+  return { url: `file:${file}`, sqliteFile: file, tempDir };
+}
+
+export function migrate(url: string): string {
+  return run(TSX, ["scripts/migrate.ts"], { ...process.env, DATABASE_URL: url }, "migration").trim();
+}
+
+export function createToken(url: string, name: string): string {
+  const out = run(
+    process.execPath,
+    ["bin/baton.js", "token", "create", "--name", name, "--scope", "packets:write"],
+    { ...process.env, DATABASE_URL: url },
+    "token creation",
+  );
+  const token = out.trim().split("\n").pop() ?? "";
+  if (!/^btn_\S+$/.test(token)) throw new SetupError(`token creation printed no token: ${JSON.stringify(out)}`);
+  return token;
+}
+
+export interface RunningServer {
+  child: ChildProcess;
+  /** The next-server process itself: we start Next's bin with node, not through npx. */
+  pid: number;
+  logTail: () => string;
+}
+
+function isPortTaken(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+function healthOk(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: "127.0.0.1", port, path: "/api/v1/health", timeout: 2000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.on("timeout", () => request.destroy());
+    request.on("error", () => resolve(false));
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts `next start` on 127.0.0.1:port and waits for /api/v1/health.
+ * `cpuProfileDir` adds --cpu-prof to the server's node (written when it exits).
+ */
+export async function startServer(port: number, databaseUrl: string, cpuProfileDir: string | null): Promise<RunningServer> {
+  // Otherwise the health check below could be answered by somebody else's server.
+  if (await isPortTaken(port)) throw new SetupError(`port ${port} is already in use on 127.0.0.1`);
+  const nodeFlags = cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`] : [];
+  const child = spawn(process.execPath, [...nodeFlags, NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, BATON_DIST_DIR: DIST_DIR, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+    lines.splice(0, Math.max(0, lines.length - LOG_TAIL_LINES));
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const server: RunningServer = { child, pid: child.pid ?? -1, logTail: () => lines.join("\n") };
+
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new SetupError(`the server exited while starting (${child.exitCode ?? child.signalCode}):\n${server.logTail()}`);
+    }
+    if (await healthOk(port)) return server;
+    await sleep(200);
+  }
+  await stopServer(server);
+  throw new SetupError(`the server did not answer /api/v1/health within ${START_TIMEOUT_MS / 1000} s:\n${server.logTail()}`);
+}
+
+function exited(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/** SIGTERM (Next closes and exits, writing any CPU profile), then SIGKILL if it hangs. */
+export async function stopServer(server: RunningServer): Promise<void> {
+  if (await exited(server.child, 0)) return;
+  server.child.kill("SIGTERM");
+  if (await exited(server.child, STOP_TIMEOUT_MS)) return;
+  server.child.kill("SIGKILL");
+  await exited(server.child, STOP_TIMEOUT_MS);
+}
+
+/** VmRSS and VmHWM (peak) of a process, in MiB, from /proc/<pid>/status. */
+export function memoryMiB(pid: number): { rss: number; peak: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+    return { rss: kib("VmRSS") / 1024, peak: kib("VmHWM") / 1024 };
+  } catch {
+    return null;
+  }
+}
+
+const CLOCK_TICKS_PER_SECOND = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100;
+
+/** User + system CPU time a process has used so far, in ms, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  try {
+    // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU time all processes on the machine have used so far (busy, not idle), in ms, from /proc/stat. */
+export function machineBusyMs(): number {
+  try {
+    // "cpu user nice system idle iowait irq softirq steal ...": everything but idle and iowait.
+    const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return (((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}

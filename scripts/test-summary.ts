@@ -1,0 +1,48 @@
+import { existsSync, readFileSync } from "node:fs";
+
+/**
+ * Prints one closing line, "N passed, N failed[, N skipped]", from the JSON
+ * reports of Vitest and Playwright (test-results/*.json), so CI reads one figure.
+ */
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+function vitestCounts(file: string): Counts {
+  const report = JSON.parse(readFileSync(file, "utf8")) as {
+    numPassedTests: number;
+    numFailedTests: number;
+    numPendingTests: number;
+    numTodoTests: number;
+  };
+  return { passed: report.numPassedTests, failed: report.numFailedTests, skipped: report.numPendingTests + report.numTodoTests };
+}
+
+function playwrightCounts(file: string): Counts {
+  const report = JSON.parse(readFileSync(file, "utf8")) as {
+    stats: { expected: number; unexpected: number; flaky: number; skipped: number };
+  };
+  const { expected, unexpected, flaky, skipped } = report.stats;
+  return { passed: expected + flaky, failed: unexpected, skipped };
+}
+
+const total: Counts = { passed: 0, failed: 0, skipped: 0 };
+const reports: [string, (file: string) => Counts][] = [
+  ["test-results/vitest.json", vitestCounts],
+  ["test-results/playwright.json", playwrightCounts],
+];
+for (const [file, read] of reports) {
+  if (!existsSync(file)) {
+    console.log(`${file}: missing (that suite did not run)`);
+    total.failed += 1;
+    continue;
+  }
+  const counts = read(file);
+  console.log(`${file}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
+  total.passed += counts.passed;
+  total.failed += counts.failed;
+  total.skipped += counts.skipped;
+}
+console.log(`${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ""}`);
