@@ -32,6 +32,10 @@ interface IngestQueue {
   lastCommitAt: number;
   lastGatherAt: number;
   lastBatchSize: number;
+  /** Committed batches and the packets in them, since the process started. */
+  committedBatches: number;
+  committedPackets: number;
+  gatherWaits: number;
 }
 const holder = globalThis as unknown as { __batonIngestQueue?: IngestQueue };
 const queue = (holder.__batonIngestQueue ??= {
@@ -41,7 +45,15 @@ const queue = (holder.__batonIngestQueue ??= {
   lastCommitAt: 0,
   lastGatherAt: 0,
   lastBatchSize: 0,
+  committedBatches: 0,
+  committedPackets: 0,
+  gatherWaits: 0,
 });
+
+/** How well commits are shared: batches committed and packets in them, since start. */
+export function ingestWriterStats(): { batches: number; packets: number; waits: number } {
+  return { batches: queue.committedBatches, packets: queue.committedPackets, waits: queue.gatherWaits };
+}
 
 export interface ArrivalTicket {
   /** Called when the packet is submitted, or the request gives up; idempotent. */
@@ -78,6 +90,7 @@ async function gather(): Promise<void> {
   const probe = start - queue.lastGatherAt > PROBE_EVERY_MS;
   if (queue.arriving === 0 && !(streaming && (queue.lastBatchSize > 1 || probe))) return;
   queue.lastGatherAt = start;
+  queue.gatherWaits++;
   const deadline = start + GATHER_MS;
   while (queue.waiting.length < MAX_BATCH && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 0));
@@ -93,6 +106,8 @@ async function writeTogether(batch: Waiting[]): Promise<void> {
   const { results, stored } = await inTransaction((tx) => storeBatch(tx, batch.map((waiting) => waiting.item)));
   queue.lastCommitAt = performance.now();
   queue.lastBatchSize = batch.length;
+  queue.committedBatches++;
+  queue.committedPackets += batch.length;
   if (stored) announceLedger();
   results.forEach((result, index) => {
     const waiting = batch[index]!;
