@@ -1,17 +1,23 @@
 import { ThreadList } from "@/components/threads/thread-list";
+import { IngestErrors } from "@/components/threads/ingest-errors";
+import { listRecentEvents } from "@/lib/ledger/queries";
 import { listActiveThreads } from "@/lib/threads/queries";
 import { THREAD_PAGE_MAX } from "@/lib/threads/filters";
 
 export const dynamic = "force-dynamic";
 
 export default async function HomePage() {
-  const { threads } = await listActiveThreads({ severity: [], flag: [], limit: THREAD_PAGE_MAX });
+  const [{ threads }, ingestErrors] = await Promise.all([
+    listActiveThreads({ severity: [], flag: [], limit: THREAD_PAGE_MAX }),
+    listRecentEvents(["ingest_error"], 5),
+  ]);
   return (
     <main className="mx-auto max-w-4xl p-6">
       <header className="mb-6 flex items-baseline justify-between">
         <h1 className="text-2xl font-bold">Baton</h1>
         <p className="text-sm text-zinc-500">{threads.length} active threads</p>
       </header>
+      <IngestErrors events={ingestErrors} />
       {threads.length ? (
         <ThreadList threads={threads} />
       ) : (

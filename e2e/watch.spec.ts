@@ -108,3 +108,22 @@ test("only files named handoff.json are ingested", async ({ request, agentToken,
   await sleep(1_000);
   expect(await findThread(request, agentToken, ignored)).toBeNull();
 });
+
+test("a watched file that stays invalid is shown on the first page as an ingest error", async ({ page, watchDir }) => {
+  const workspace = uniqueId("ws-bad");
+  const file = await handoffPath(watchDir, workspace, uniqueId("sess"));
+  // Valid JSON, but no core field: refused at once (no settling wait), recorded in the ledger.
+  await writeFile(file, JSON.stringify({ title: "not a packet" }));
+  await expect
+    .poll(
+      async () => {
+        await page.goto("/");
+        const region = page.getByRole("region", { name: "Files that could not be ingested" });
+        // count() does not wait: the region appears only once the watcher has refused the file.
+        return (await region.count()) ? region.textContent() : "";
+      },
+      { timeout: INGEST_TIMEOUT_MS },
+    )
+    .toContain(file);
+  await expect(page.getByRole("region", { name: "Files that could not be ingested" })).toContainText("none of the seven core fields");
+});

@@ -3,6 +3,7 @@ import { database } from "../db";
 import { useTempDatabase } from "../testing/temp-database";
 import { announceArrival, ingestWriterStats } from "./batch-writer";
 import { ingestPacket, type IngestSource } from "./ingest";
+import { ingestRequestBody } from "./request";
 
 let temp: Awaited<ReturnType<typeof useTempDatabase>>;
 beforeAll(async () => {
@@ -93,5 +94,17 @@ describe("group commit", () => {
     expect(after.packets - before.packets).toBe(40);
     // At most one probe per 50 ms; 40 lone commits take far longer than that only on a very slow disk.
     expect(after.waits - before.waits).toBeLessThan(40);
+  });
+
+  it("stores a batch request's packets in one commit, in their order", async () => {
+    const packets = Array.from({ length: 50 }, (_, minute) => packet("gc-request", 100 - minute));
+    const before = ingestWriterStats();
+    const answer = await ingestRequestBody(JSON.stringify({ packets }), 10, http);
+    const after = ingestWriterStats();
+    const statuses = (answer.body as { results: { status: number; active: boolean }[] }).results;
+    expect(statuses.map((item) => item.status)).toEqual(Array(50).fill(201));
+    // Minutes run backwards: only the first item was ever the newest.
+    expect(statuses.map((item) => item.active)).toEqual([true, ...Array(49).fill(false)]);
+    expect(after.batches - before.batches).toBe(1);
   });
 });

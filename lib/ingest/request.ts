@@ -56,21 +56,22 @@ export async function ingestRequestBody(
   }
   // The key names the whole batch: the same key with another batch is refused before anything is stored.
   if (source.idempotency) await claimIdempotencyKey(source.idempotency, value);
-  const results: BatchItem[] = [];
-  for (const [index, packet] of packets.entries()) {
-    try {
+  // Submitted together, in order: the writer stores them in one commit as if one after another.
+  const outcomes = await Promise.allSettled(
+    packets.map(async (packet, index) => {
       const size = Buffer.byteLength(JSON.stringify(packet) ?? "");
       if (size > PACKET_MAX_BYTES) {
         throw tooLarge(`A packet may be at most ${PACKET_MAX_BYTES} bytes; item ${index} is ${size}.`, { limit_bytes: PACKET_MAX_BYTES });
       }
       // Idempotency keys name a whole request, not its items.
-      const result = await ingestPacket(packet, { ...source, idempotency: undefined });
-      results.push({ index, status: result.duplicate ? 200 : 201, ...result });
-    } catch (error) {
-      const batonError = toBatonError(error);
-      if (batonError.status >= 500) throw batonError;
-      results.push({ index, status: batonError.status, ...batonError.toBody() });
-    }
-  }
+      return ingestPacket(packet, { ...source, idempotency: undefined });
+    }),
+  );
+  const results: BatchItem[] = outcomes.map((outcome, index) => {
+    if (outcome.status === "fulfilled") return { index, status: outcome.value.duplicate ? 200 : 201, ...outcome.value };
+    const batonError = toBatonError(outcome.reason);
+    if (batonError.status >= 500) throw batonError;
+    return { index, status: batonError.status, ...batonError.toBody() };
+  });
   return { status: 207, body: { results } };
 }

@@ -1,0 +1,24 @@
+import type { LedgerEventDto } from "@/lib/ledger/events";
+
+/** Watched files that could not be ingested, so that a broken generator is seen, not silent. */
+export function IngestErrors({ events }: { events: LedgerEventDto[] }) {
+  if (!events.length) return null;
+  return (
+    <section aria-labelledby="ingest-errors" className="mb-6 rounded-lg bg-red-50 p-4 ring-1 ring-red-200 dark:bg-red-950 dark:ring-red-900">
+      <h2 id="ingest-errors" className="font-semibold text-red-900 dark:text-red-100">
+        Files that could not be ingested
+      </h2>
+      <ul className="mt-2 space-y-1 text-sm">
+        {events.map((event) => (
+          <li key={event.seq}>
+            <span className="font-mono">{String(event.data.source_path ?? "unknown file")}</span>:{" "}
+            {String(event.data.message ?? event.data.code ?? "invalid")}{" "}
+            <time className="text-zinc-500" dateTime={event.at}>
+              ({event.at.replace("T", " ").slice(0, 16)} UTC)
+            </time>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

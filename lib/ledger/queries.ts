@@ -1,0 +1,13 @@
+import { database } from "../db";
+import { toLedgerEventDto, type LedgerEventDto, type LedgerKind } from "./events";
+
+/** The newest ledger events of some kinds, newest first. */
+export async function listRecentEvents(kinds: LedgerKind[], limit = 20): Promise<LedgerEventDto[]> {
+  const db = await database();
+  const rows = await db.ledgerEvent.findMany({
+    where: { kind: { in: kinds } },
+    orderBy: { seq: "desc" },
+    take: limit,
+  });
+  return rows.map(toLedgerEventDto);
+}
