@@ -1,38 +1,34 @@
-import { ThreadList } from "@/components/threads/thread-list";
+import { Suspense } from "react";
+import { BoardClient } from "@/components/board/board-client";
 import { IngestErrors } from "@/components/threads/ingest-errors";
+import { loadBoard } from "@/lib/board/board";
 import { listRecentEvents } from "@/lib/ledger/queries";
-import { listActiveThreads } from "@/lib/threads/queries";
-import { THREAD_PAGE_MAX } from "@/lib/threads/filters";
+import { threadFiltersSchema } from "@/lib/threads/filters";
 
 export const dynamic = "force-dynamic";
 
-export default async function HomePage() {
-  const [{ threads }, ingestErrors] = await Promise.all([
-    listActiveThreads({ severity: [], flag: [], limit: THREAD_PAGE_MAX }),
-    listRecentEvents(["ingest_error"], 5),
-  ]);
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+/** The board: rendered on the server with its data, then kept live in the browser. */
+export default async function BoardPage({ searchParams }: { searchParams: SearchParams }) {
+  const raw = Object.fromEntries(
+    Object.entries(await searchParams).flatMap(([key, value]) => (typeof value === "string" ? [[key, value]] : [])),
+  );
+  const parsed = threadFiltersSchema.safeParse(raw);
+  const filters = parsed.success ? parsed.data : threadFiltersSchema.parse({});
+  const [board, ingestErrors] = await Promise.all([loadBoard(filters), listRecentEvents(["ingest_error"], 5)]);
   return (
-    <main className="mx-auto max-w-4xl p-6">
-      <header className="mb-6 flex items-baseline justify-between">
-        <h1 className="text-2xl font-bold">Baton</h1>
-        <p className="text-sm text-zinc-500">{threads.length} active threads</p>
-      </header>
-      <IngestErrors events={ingestErrors} />
-      {threads.length ? (
-        <ThreadList threads={threads} />
-      ) : (
-        <section className="rounded-lg bg-white p-6 shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-900 dark:ring-zinc-800">
-          <h2 className="text-lg font-semibold">No handoff packets yet</h2>
-          <p className="mt-2">Create a token, then send a packet:</p>
-          <pre className="mt-2 overflow-x-auto rounded bg-zinc-100 p-3 text-sm dark:bg-zinc-800">
-            {`npx baton token create --name my-agent --scope packets:write
-BATON_TOKEN=<token> npx baton push outputs/handoff/`}
-          </pre>
-          <p className="mt-2">
-            Or load a demo fleet: <code className="rounded bg-zinc-100 px-1 dark:bg-zinc-800">npx baton demo</code>
-          </p>
-        </section>
+    <main className="flex min-h-0 flex-1 flex-col gap-3 p-4">
+      <h1 className="sr-only">Board</h1>
+      {parsed.success ? null : (
+        <p role="alert" className="text-sm text-red-700">
+          Some filters in the address were not understood and are ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}
+        </p>
       )}
+      <IngestErrors events={ingestErrors} />
+      <Suspense>
+        <BoardClient initialBoard={board} initialSearch={new URLSearchParams(raw).toString()} />
+      </Suspense>
     </main>
   );
 }

@@ -26,7 +26,7 @@ const cardVersionSelect = {
   flags: true,
 } satisfies Prisma.PacketVersionSelect;
 
-const cardSelect = {
+export const cardSelect = {
   id: true,
   key: true,
   agent: true,
@@ -40,7 +40,7 @@ const cardSelect = {
 
 type CardRow = Prisma.ThreadGetPayload<{ select: typeof cardSelect }>;
 
-function toCard(row: CardRow): ThreadCardDto {
+export function toCard(row: CardRow): ThreadCardDto {
   const version = row.activeVersion;
   if (!version) throw new Error(`thread ${row.key} has no active version`);
   return threadCardDto.parse({
@@ -66,7 +66,7 @@ function toCard(row: CardRow): ThreadCardDto {
   });
 }
 
-function filterWhere(filters: ThreadFilters): Prisma.ThreadWhereInput {
+export function filterWhere(filters: ThreadFilters): Prisma.ThreadWhereInput {
   const version: Prisma.PacketVersionWhereInput[] = [];
   if (filters.severity.length) version.push({ highestSeverity: { in: filters.severity } });
   for (const flag of filters.flag) version.push({ flags: { contains: `"code":"${flag}"` } });

@@ -1,0 +1,91 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { LedgerList } from "@/components/thread/ledger-list";
+import { PacketSections } from "@/components/thread/packet-sections";
+import { Section } from "@/components/thread/section";
+import { ThreadLive } from "@/components/thread/thread-live";
+import { VersionHistory } from "@/components/thread/version-history";
+import { VerdictSection } from "@/components/thread/verdict-section";
+import { readVerdictCached } from "@/lib/verdict/cache";
+import { workspaceRootsFor } from "@/lib/verdict/roots";
+import { SeverityBadge } from "@/components/threads/severity-badge";
+import { BatonError } from "@/lib/errors";
+import { listThreadEvents } from "@/lib/ledger/queries";
+import { diffVersions } from "@/lib/threads/diff";
+import { threadHref } from "@/lib/threads/href";
+import { getPacket, getThreadDetail } from "@/lib/threads/queries";
+
+export const dynamic = "force-dynamic";
+
+type Params = Promise<{ key: string }>;
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+async function findThread(key: string) {
+  try {
+    return await getThreadDetail(key);
+  } catch (error) {
+    if (error instanceof BatonError && error.code === "not_found") notFound();
+    throw error;
+  }
+}
+
+/** One thread: the active packet in sections, its history with diffs, its ledger, raw JSON and downloads. */
+export default async function ThreadPage({ params, searchParams }: { params: Params; searchParams: SearchParams }) {
+  // Pages get their params still percent-encoded (route handlers get them decoded):
+  // vercel/next.js#64952. Malformed escapes never get here (proxy.ts answers 400).
+  const key = decodeURIComponent((await params).key);
+  const query = await searchParams;
+  const thread = await findThread(key);
+  const ids = new Set(thread.versions.map((version) => version.id));
+  const pick = (value: unknown) => (typeof value === "string" && ids.has(value) ? value : null);
+  const to = pick(query.to) ?? thread.active_packet.id;
+  const from = pick(query.from) ?? thread.versions.find((version) => version.id !== to)?.id ?? null;
+
+  const [active, events, fromPacket, toPacket] = await Promise.all([
+    getPacket(thread.active_packet.id),
+    listThreadEvents(key),
+    from ? getPacket(from) : null,
+    from ? getPacket(to) : null,
+  ]);
+  const diff = fromPacket && toPacket ? diffVersions(fromPacket.canonical, toPacket.canonical) : null;
+  // Reports can change on disk: the thread page re-reads them (and refreshes the board's cached badge).
+  const verdict = await readVerdictCached(
+    active.id,
+    active.canonical.verdict_pointer,
+    workspaceRootsFor({ workspaceRoot: active.workspace_root, project: active.canonical.project ?? null }),
+    { fresh: true, inlineVerdict: active.canonical.verdict },
+  );
+  const base = threadHref(key);
+
+  return (
+    <main className="mx-auto w-full max-w-6xl flex-1 space-y-4 overflow-y-auto p-4">
+      <ThreadLive threadKey={key} />
+      <nav aria-label="Breadcrumb" className="text-sm">
+        <Link href="/" className="text-sky-700 underline dark:text-sky-400">
+          Board
+        </Link>{" "}
+        / <span className="font-mono">{key}</span>
+      </nav>
+      <header className="flex flex-wrap items-center gap-3">
+        <h1 className="text-2xl font-bold break-all">{thread.topic ?? thread.active_packet.task_id ?? key}</h1>
+        <SeverityBadge severity={thread.active_packet.highest_severity} />
+        <span className="text-sm text-zinc-500">{[thread.agent, thread.project, thread.branch].filter(Boolean).join(" · ")}</span>
+        <span className="ml-auto flex gap-2 text-sm">
+          <a href={`${base}/handoff.json`} download="handoff.json" className="rounded px-2 py-1 ring-1 ring-zinc-300 dark:ring-zinc-700">
+            Download handoff.json
+          </a>
+          <a href={`${base}/handoff.md`} download="handoff.md" className="rounded px-2 py-1 ring-1 ring-zinc-300 dark:ring-zinc-700">
+            Download handoff.md
+          </a>
+        </span>
+      </header>
+      <PacketSections packet={active.canonical} flags={active.flags} />
+      <VerdictSection reading={verdict} />
+      <VersionHistory thread={thread} from={from} to={to} diff={diff} />
+      <LedgerList events={events} />
+      <Section id="raw" title="Raw JSON (as received)">
+        <pre className="max-h-96 overflow-auto rounded bg-zinc-100 p-3 text-xs dark:bg-zinc-800">{JSON.stringify(active.received, null, 2)}</pre>
+      </Section>
+    </main>
+  );
+}

@@ -1,0 +1,139 @@
+"use client";
+
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { useCallback, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { boardDto, type BoardDto } from "@/lib/board/dto";
+import { useLedgerStream } from "@/lib/live/use-ledger-stream";
+import { BoardColumn } from "./board-column";
+import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
+import { EmptyBoard } from "./empty-board";
+
+interface Position {
+  column: number;
+  row: number;
+}
+
+function filtersFrom(params: URLSearchParams): BoardFilterValues {
+  return Object.fromEntries(FILTER_KEYS.map((key) => [key, params.get(key) ?? ""])) as unknown as BoardFilterValues;
+}
+
+function queryString(values: BoardFilterValues): string {
+  const params = new URLSearchParams();
+  for (const key of FILTER_KEYS) if (values[key]) params.set(key, values[key]);
+  return params.toString();
+}
+
+async function fetchBoard(search: string): Promise<BoardDto> {
+  const response = await fetch(`/api/v1/board${search ? `?${search}` : ""}`, { headers: { accept: "application/json" } });
+  if (!response.ok) throw new Error(`the board could not be loaded (HTTP ${response.status})`);
+  return boardDto.parse(await response.json());
+}
+
+const MOVES: Record<string, [number, number]> = {
+  ArrowDown: [0, 1], j: [0, 1],
+  ArrowUp: [0, -1], k: [0, -1],
+  ArrowLeft: [-1, 0], h: [-1, 0],
+  ArrowRight: [1, 0], l: [1, 0],
+};
+
+/** The live kanban: server-rendered data first, then TanStack Query, refreshed by the ledger stream. */
+export function BoardClient({ initialBoard, initialSearch }: { initialBoard: BoardDto; initialSearch: string }) {
+  const router = useRouter();
+  const pathname = usePathname();
+  const params = useSearchParams();
+  const search = params.toString();
+  const filters = useMemo(() => filtersFrom(new URLSearchParams(search)), [search]);
+  const queryClient = useQueryClient();
+  const searchRef = useRef<HTMLInputElement>(null);
+  const [position, setPosition] = useState<Position | null>(null);
+
+  const { data: board, error } = useQuery({
+    queryKey: ["board", search],
+    queryFn: () => fetchBoard(search),
+    initialData: search === initialSearch ? initialBoard : undefined,
+    placeholderData: (previous) => previous,
+  });
+
+  const refresh = useCallback(() => void queryClient.invalidateQueries({ queryKey: ["board"] }), [queryClient]);
+  const live = useLedgerStream({ url: "/api/v1/stream", onEvents: refresh, onReset: refresh });
+
+  const setFilters = useCallback(
+    (values: BoardFilterValues) => {
+      const next = queryString(values);
+      router.replace(next ? `${pathname}?${next}` : pathname, { scroll: false });
+      setPosition(null);
+    },
+    [router, pathname],
+  );
+
+  const columns = board?.columns ?? [];
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    const target = event.target as HTMLElement;
+    const typing = target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA";
+    if (event.key === "/" && !typing) {
+      event.preventDefault();
+      searchRef.current?.focus();
+      return;
+    }
+    if (event.key === "Escape" && typing) {
+      target.blur();
+      return;
+    }
+    const move = MOVES[event.key];
+    if (!move || typing || event.altKey || event.ctrlKey || event.metaKey) return;
+    event.preventDefault();
+    const start = position ?? { column: columns.findIndex((column) => column.count > 0), row: 0 };
+    if (start.column < 0) return;
+    let column = start.column;
+    if (move[0] !== 0) {
+      // Skip empty columns sideways.
+      for (let next = column + move[0]; next >= 0 && next < columns.length; next += move[0]) {
+        if (columns[next]!.count > 0) {
+          column = next;
+          break;
+        }
+      }
+    }
+    const count = columns[column]!.count;
+    // The first key press lands on the first card; later ones move from where the focus is.
+    const row = position ? Math.max(0, Math.min(count - 1, start.row + move[1])) : 0;
+    setPosition({ column, row });
+  };
+
+  // Ages are measured from when the server made the board, so server and browser render alike.
+  const now = Date.parse(board?.generated_at ?? initialBoard.generated_at);
+  return (
+    <div onKeyDown={onKeyDown} className="flex h-full min-h-0 flex-col gap-3">
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
+        <p className="text-xs text-zinc-500" role="status" aria-live="polite">
+          {board ? `${board.total} threads` : "loading"} · {live === "open" ? "live" : live === "connecting" ? "connecting…" : "reconnecting…"}
+        </p>
+      </div>
+      {error ? (
+        <p role="alert" className="rounded bg-red-50 p-2 text-sm text-red-800 dark:bg-red-950 dark:text-red-200">
+          {(error as Error).message}
+        </p>
+      ) : null}
+      {board && board.total === 0 && !search ? (
+        <EmptyBoard />
+      ) : (
+        <div className="flex min-h-0 flex-1 gap-3 overflow-x-auto" aria-label="Board" role="group">
+          {columns.map((column, index) => (
+            <BoardColumn
+              key={column.id}
+              id={column.id}
+              title={column.title}
+              count={column.count}
+              cards={column.cards}
+              now={now}
+              focusedRow={position?.column === index ? position.row : null}
+              onFocusRow={(row) => setPosition({ column: index, row })}
+            />
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}

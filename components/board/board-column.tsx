@@ -1,0 +1,84 @@
+"use client";
+
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useEffect, useRef } from "react";
+import type { BoardCardDto } from "@/lib/board/dto";
+import { BoardCard } from "./board-card";
+
+interface BoardColumnProps {
+  id: string;
+  title: string;
+  count: number;
+  cards: BoardCardDto[];
+  now: number;
+  /** Row of the focused card when the focus is in this column, else null. */
+  focusedRow: number | null;
+  onFocusRow: (row: number) => void;
+}
+
+const ESTIMATED_CARD_HEIGHT = 170;
+
+/** A column whose cards are virtualised: only the visible ones are in the DOM, even with 500. */
+export function BoardColumn({ id, title, count, cards, now, focusedRow, onFocusRow }: BoardColumnProps) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const cardRefs = useRef(new Map<number, HTMLAnchorElement>());
+  // eslint-disable-next-line react-hooks/incompatible-library -- the virtualizer's functions are not memoised; nothing here relies on them being stable.
+  const virtualizer = useVirtualizer({
+    count: cards.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ESTIMATED_CARD_HEIGHT,
+    overscan: 2,
+    // The server renders the first screenful too (no scroll element there): the first paint has cards.
+    initialRect: { width: 320, height: 900 },
+    getItemKey: (index) => cards[index]?.key ?? index,
+  });
+
+  // Synchronises the DOM focus (outside React) with the keyboard position.
+  useEffect(() => {
+    if (focusedRow === null) return;
+    virtualizer.scrollToIndex(focusedRow, { align: "auto" });
+    const frame = requestAnimationFrame(() => cardRefs.current.get(focusedRow)?.focus({ preventScroll: true }));
+    return () => cancelAnimationFrame(frame);
+  }, [focusedRow, virtualizer]);
+
+  const headingId = `column-${id}`;
+  return (
+    <section aria-labelledby={headingId} className="flex min-h-0 min-w-56 flex-1 basis-0 flex-col rounded-xl bg-zinc-100 dark:bg-zinc-900/50" data-column={id}>
+      <h2 id={headingId} className="flex items-baseline justify-between px-3 pt-3 pb-2 text-sm font-semibold">
+        <span>{title}</span>
+        <span className="rounded-full bg-zinc-200 px-2 text-xs dark:bg-zinc-800" aria-label={`${count} cards`}>
+          {count}
+        </span>
+      </h2>
+      <div ref={scrollRef} className="min-h-0 flex-1 overflow-y-auto px-2 pb-2" role="list" aria-label={`${title} cards`}>
+        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+          {virtualizer.getVirtualItems().map((item) => {
+            const card = cards[item.index]!;
+            return (
+              <div
+                key={item.key}
+                role="listitem"
+                data-index={item.index}
+                ref={virtualizer.measureElement}
+                style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
+                className="pb-2"
+              >
+                <BoardCard
+                  ref={(element) => {
+                    if (element) cardRefs.current.set(item.index, element);
+                    else cardRefs.current.delete(item.index);
+                  }}
+                  card={card}
+                  now={now}
+                  focused={focusedRow === item.index || (focusedRow === null && item.index === 0)}
+                  onFocus={() => onFocusRow(item.index)}
+                />
+              </div>
+            );
+          })}
+        </div>
+        {cards.length === 0 ? <p className="px-1 py-4 text-center text-xs text-zinc-500">No cards</p> : null}
+      </div>
+    </section>
+  );
+}

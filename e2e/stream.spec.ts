@@ -1,0 +1,201 @@
+import { expect, test } from "./support/fixtures";
+import { bearer, expectErrorShape, packetFor, postPacket, uniqueId } from "./support/api";
+
+/** GET /api/v1/stream against the production build (`next start`): server-sent events of the ledger. */
+
+interface SseMessage {
+  id?: string;
+  event?: string;
+  data?: string;
+  retry?: string;
+  comment?: string;
+}
+
+interface LedgerEvent {
+  seq: number;
+  kind: string;
+  thread_key: string | null;
+  packet_id: string | null;
+}
+
+/** An open stream, read with Node's fetch and a streaming body reader. */
+class SseClient {
+  readonly messages: SseMessage[] = [];
+  private buffer = "";
+  private readonly decoder = new TextDecoder();
+  /** A read still pending when a wait timed out; the next wait takes it over rather than lose its chunk. */
+  private pendingRead: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+
+  private constructor(
+    readonly response: Response,
+    private readonly abort: AbortController,
+    private readonly reader: ReadableStreamDefaultReader<Uint8Array>,
+  ) {}
+
+  static async open(baseURL: string, headers: Record<string, string>, query = ""): Promise<SseClient> {
+    const abort = new AbortController();
+    const response = await fetch(`${baseURL}/api/v1/stream${query}`, { headers, signal: abort.signal });
+    expect(response.status, response.status === 200 ? "" : await response.clone().text()).toBe(200);
+    return new SseClient(response, abort, response.body!.getReader());
+  }
+
+  /** The first message (already read or still to come) for which `predicate` holds; fails after `timeoutMs`. */
+  async waitFor(predicate: (message: SseMessage) => boolean, timeoutMs: number, what: string): Promise<SseMessage> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.messages.find(predicate);
+      if (found) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`${what}: nothing within ${timeoutMs} ms; got ${JSON.stringify(this.messages)}`);
+      let timer: NodeJS.Timeout | undefined;
+      this.pendingRead ??= this.reader.read();
+      const chunk = await Promise.race([
+        this.pendingRead,
+        new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), left))),
+      ]);
+      clearTimeout(timer);
+      if (chunk === null) continue;
+      this.pendingRead = null;
+      if (chunk.done) throw new Error(`${what}: the stream ended; got ${JSON.stringify(this.messages)}`);
+      this.buffer += this.decoder.decode(chunk.value, { stream: true });
+      let end: number;
+      while ((end = this.buffer.indexOf("\n\n")) >= 0) {
+        this.messages.push(parseMessage(this.buffer.slice(0, end)));
+        this.buffer = this.buffer.slice(end + 2);
+      }
+    }
+  }
+
+  ledgerEvents(): LedgerEvent[] {
+    return this.messages.filter((m) => m.event === "ledger").map((m) => JSON.parse(m.data!) as LedgerEvent);
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+}
+
+function parseMessage(block: string): SseMessage {
+  const message: SseMessage = {};
+  for (const line of block.split("\n")) {
+    if (line.startsWith(":")) message.comment = line.slice(1).trim();
+    const match = /^(id|event|data|retry): ?(.*)$/.exec(line);
+    if (match) message[match[1] as "id" | "event" | "data" | "retry"] = match[2];
+  }
+  return message;
+}
+
+const receivedFor = (thread: string) => (m: SseMessage) =>
+  m.event === "ledger" && (JSON.parse(m.data!) as LedgerEvent).kind === "packet_received" && JSON.parse(m.data!).thread_key === thread;
+
+test.describe("GET /api/v1/stream", () => {
+  test("a posted packet arrives as `event: ledger` within a second", async ({ baseURL, request, agentToken }) => {
+    const stream = await SseClient.open(baseURL!, bearer(agentToken));
+    try {
+      expect(stream.response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+      expect(stream.response.headers.get("cache-control")).toBe("no-cache, no-transform");
+      expect(stream.response.headers.get("x-accel-buffering")).toBe("no");
+      await stream.waitFor((m) => m.event === "ready", 5_000, "ready");
+      expect(stream.messages[0]).toEqual({ retry: "2000" });
+
+      const thread = uniqueId("stream-live");
+      const response = await postPacket(request, agentToken, packetFor(thread));
+      expect(response.status(), await response.text()).toBe(201);
+      const { packet_id } = (await response.json()) as { packet_id: string };
+      const message = await stream.waitFor(receivedFor(thread), 1_000, `packet_received for ${thread}`);
+      const event = JSON.parse(message.data!) as LedgerEvent;
+      expect(event.packet_id).toBe(packet_id);
+      expect(message.id).toBe(String(event.seq));
+    } finally {
+      stream.close();
+    }
+  });
+
+  test("reconnecting with Last-Event-ID replays what was missed, once and in order", async ({ baseURL, request, agentToken }) => {
+    const first = await SseClient.open(baseURL!, bearer(agentToken));
+    const before = uniqueId("stream-before");
+    let lastId: string;
+    try {
+      await first.waitFor((m) => m.event === "ready", 5_000, "ready");
+      expect((await postPacket(request, agentToken, packetFor(before))).status()).toBe(201);
+      lastId = (await first.waitFor(receivedFor(before), 1_000, "the first packet")).id!;
+    } finally {
+      first.close();
+    }
+
+    const missed = [uniqueId("stream-missed-1"), uniqueId("stream-missed-2")];
+    for (const thread of missed) expect((await postPacket(request, agentToken, packetFor(thread))).status()).toBe(201);
+
+    // ?after=0 as well: the header, which an EventSource's reconnect sends, wins.
+    const second = await SseClient.open(baseURL!, { ...bearer(agentToken), "last-event-id": lastId }, "?after=0");
+    try {
+      await second.waitFor((m) => m.event === "ready", 5_000, "ready");
+      const replayed = second.ledgerEvents();
+      expect(replayed.length).toBeGreaterThanOrEqual(2);
+      const seqs = replayed.map((e) => e.seq);
+      expect(Math.min(...seqs)).toBeGreaterThan(Number(lastId));
+      expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
+      expect(replayed.some((e) => e.thread_key === before)).toBe(false);
+      const ours = replayed.filter((e) => e.kind === "packet_received" && missed.includes(e.thread_key!));
+      expect(ours.map((e) => e.thread_key)).toEqual(missed);
+
+      // Then live again.
+      const after = uniqueId("stream-after");
+      expect((await postPacket(request, agentToken, packetFor(after))).status()).toBe(201);
+      await second.waitFor(receivedFor(after), 1_000, "the packet after reconnecting");
+    } finally {
+      second.close();
+    }
+  });
+
+  test("401 without a token and without a same-origin header; a same-origin request is let in", async ({ baseURL }) => {
+    const response = await fetch(`${baseURL}/api/v1/stream`);
+    expect(response.status).toBe(401);
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+    expectErrorShape(await response.json(), "unauthenticated");
+
+    const crossSite = await fetch(`${baseURL}/api/v1/stream`, { headers: { "sec-fetch-site": "cross-site" } });
+    expect(crossSite.status).toBe(401);
+    await crossSite.body?.cancel();
+
+    // Temporary until sign-in (issue 4): Baton's own pages may read the stream.
+    const sameOrigin = await SseClient.open(baseURL!, { "sec-fetch-site": "same-origin" });
+    try {
+      await sameOrigin.waitFor((m) => m.event === "ready", 5_000, "ready");
+    } finally {
+      sameOrigin.close();
+    }
+  });
+
+  test("a browser page's EventSource is let in and hears a posted packet", async ({ page, request, agentToken }) => {
+    await page.goto("/api/v1/health");
+    const thread = uniqueId("stream-browser");
+    await page.evaluate(() => {
+      const events: string[] = [];
+      (window as unknown as { streamEvents: string[] }).streamEvents = events;
+      const source = new EventSource("/api/v1/stream");
+      source.addEventListener("ready", () => events.push("ready"));
+      source.addEventListener("ledger", (message) => events.push(message.data));
+    });
+    await expect.poll(() => page.evaluate(() => (window as unknown as { streamEvents: string[] }).streamEvents[0])).toBe("ready");
+    expect((await postPacket(request, agentToken, packetFor(thread))).status()).toBe(201);
+    await expect
+      .poll(() => page.evaluate((key) => (window as unknown as { streamEvents: string[] }).streamEvents.some((d) => d.includes(key)), thread), {
+        timeout: 1_000,
+      })
+      .toBe(true);
+  });
+
+  test("400 for a malformed cursor", async ({ baseURL, agentToken }) => {
+    for (const after of ["abc", "-5", "1.5", ""]) {
+      const response = await fetch(`${baseURL}/api/v1/stream?after=${after}`, { headers: bearer(agentToken) });
+      expect(response.status, `after=${after}`).toBe(400);
+      expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+      const error = expectErrorShape(await response.json(), "invalid_request");
+      expect(error.message).toMatch(/after/);
+    }
+    const badHeader = await fetch(`${baseURL}/api/v1/stream`, { headers: { ...bearer(agentToken), "last-event-id": "nope" } });
+    expect(badHeader.status).toBe(400);
+    expectErrorShape(await badHeader.json(), "invalid_request");
+  });
+});

@@ -1,0 +1,131 @@
+import { config } from "../config";
+import { database } from "../db";
+import type { Flag } from "../packet/lint";
+import { severityRank, type Severity } from "../packet/severity";
+import type { ThreadCardDto } from "../threads/dto";
+import { boardDto, type BoardCardDto, type BoardDto } from "./dto";
+import type { ThreadFilters } from "../threads/filters";
+import { cardSelect, filterWhere, toCard } from "../threads/queries";
+import { COLUMNS, COLUMN_TITLES, decideColumn, type Column } from "./columns";
+import { peekVerdictCached, readVerdictCached } from "../verdict/cache";
+import type { VerdictSummaryDto } from "../verdict/dto";
+import { workspaceRootsFor } from "../verdict/roots";
+import type { CanonicalPacket } from "../packet/canonical";
+
+export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
+
+const STALE_FLAG = (hours: number): Flag => ({
+  code: "stale",
+  reason: `Nothing new for more than ${hours} h: the agent may have stopped.`,
+});
+
+/**
+ * Verdict flags from reading the reports, added to the ingest-time ones: a report
+ * that failed puts the card in front of a person just as an inline verdict does.
+ */
+const REASON_MAX = 160;
+const brief = (reasons: string[]) => {
+  const text = reasons.join("; ");
+  return text.length > REASON_MAX ? `${text.slice(0, REASON_MAX - 1)}…` : text;
+};
+
+function verdictFlags(flags: Flag[], verdict: VerdictSummaryDto): Flag[] {
+  const codes = new Set(flags.map((flag) => flag.code));
+  if (verdict.state === "fail" && !codes.has("verdict_failed")) {
+    return [...flags, { code: "verdict_failed", reason: `Verdict failed: ${brief(verdict.reasons)}` }];
+  }
+  if (verdict.state === "missing" && !codes.has("verdict_missing")) {
+    return [...flags, { code: "verdict_missing", reason: `No verdict could be read: ${brief(verdict.reasons)}` }];
+  }
+  return flags;
+}
+
+function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, now: number, staleHours: number): BoardCardDto {
+  const packet = { ...card.active_packet, flags: verdictFlags(card.active_packet.flags, verdict) };
+  const decision = decideColumn({
+    now,
+    staleMs: staleHours * 3_600_000,
+    activeReceivedAt: Date.parse(packet.received_at),
+    flags: packet.flags.map((flag) => flag.code),
+    // Triage (acknowledging risks) arrives with the risks view; until then every one counts.
+    unacknowledgedSevere: packet.risk_counts.critical + packet.risk_counts.high,
+    decision: null,
+    lastSession: null,
+  });
+  const flags = decision.stale ? [...packet.flags, STALE_FLAG(staleHours)] : packet.flags;
+  return {
+    ...card,
+    active_packet: { ...packet, flags },
+    column: decision.column,
+    column_reason: decision.reason,
+    verdict,
+  };
+}
+
+const rank = (severity: Severity | null) => (severity ? severityRank(severity) : 0);
+
+/** Within a column: the most severe first, then the most recently active. */
+function compareCards(a: BoardCardDto, b: BoardCardDto): number {
+  return (
+    rank(b.active_packet.highest_severity) - rank(a.active_packet.highest_severity) ||
+    b.updated_at.localeCompare(a.updated_at) ||
+    a.key.localeCompare(b.key)
+  );
+}
+
+/**
+ * The verdict summary of each card's active version: from the cache, or read
+ * once (the pointers come from the stored canonical form, fetched only for misses).
+ */
+async function readVerdicts(cards: ThreadCardDto[]): Promise<Map<string, VerdictSummaryDto>> {
+  const summaries = new Map<string, VerdictSummaryDto>();
+  const misses: string[] = [];
+  for (const card of cards) {
+    const cached = peekVerdictCached(card.active_packet.id);
+    if (cached) summaries.set(card.active_packet.id, (await cached).summary);
+    else misses.push(card.active_packet.id);
+  }
+  if (!misses.length) return summaries;
+  const db = await database();
+  const versions = await db.packetVersion.findMany({
+    where: { id: { in: misses } },
+    select: { id: true, canonicalJson: true, workspaceRoot: true, project: true },
+  });
+  await Promise.all(
+    versions.map(async (version) => {
+      const canonical = JSON.parse(version.canonicalJson) as CanonicalPacket;
+      const roots = workspaceRootsFor({ workspaceRoot: version.workspaceRoot, project: version.project });
+      const reading = await readVerdictCached(version.id, canonical.verdict_pointer, roots, { inlineVerdict: canonical.verdict });
+      summaries.set(version.id, reading.summary);
+    }),
+  );
+  return summaries;
+}
+
+/** Every active thread that matches the filters, placed in its column. Reads active threads only. */
+export async function loadBoard(filters: ThreadFilters, now = Date.now()): Promise<BoardDto> {
+  const db = await database();
+  const staleHours = config().BATON_STALE_HOURS;
+  // `stale` depends on the clock, not on what was stored: it is filtered after placing.
+  const storedFlags = filters.flag.filter((flag) => flag !== "stale");
+  const rows = await db.thread.findMany({ where: filterWhere({ ...filters, flag: storedFlags }), select: cardSelect });
+  const cards = rows.map(toCard);
+  const verdicts = await readVerdicts(cards);
+  const byColumn = new Map<Column, BoardCardDto[]>(COLUMNS.map((column) => [column, []]));
+  for (const card of cards) {
+    const placed = placeCard(card, verdicts.get(card.active_packet.id)!, now, staleHours);
+    if (filters.flag.includes("stale") && !placed.active_packet.flags.some((flag) => flag.code === "stale")) continue;
+    byColumn.get(placed.column)!.push(placed);
+  }
+  const columns = COLUMNS.map((id) => {
+    const cards = byColumn.get(id)!.sort(compareCards);
+    return { id, title: COLUMN_TITLES[id], count: cards.length, cards };
+  });
+  return boardDto.parse({
+    generated_at: new Date(now).toISOString(),
+    stale_hours: staleHours,
+    total: columns.reduce((sum, column) => sum + column.count, 0),
+    columns,
+  });
+}
+

@@ -1,0 +1,66 @@
+import { NEEDS_PERSON_FLAGS, type FlagCode } from "../packet/lint";
+
+/**
+ * The one place that decides a card's column (product.md, Board). Every rule
+ * and its precedence is covered by columns.test.ts.
+ */
+export const COLUMNS = ["running", "needs_you", "ready", "intervened", "approved", "stale"] as const;
+export type Column = (typeof COLUMNS)[number];
+
+export const COLUMN_TITLES: Record<Column, string> = {
+  running: "Running",
+  needs_you: "Needs you",
+  ready: "Ready",
+  intervened: "Intervened",
+  approved: "Approved",
+  stale: "Stale",
+};
+
+export interface ColumnInput {
+  now: number;
+  staleMs: number;
+  /** When the active packet arrived (Baton's clock). */
+  activeReceivedAt: number;
+  /** The active packet's flags (from ingest, and from reading its verdict reports). */
+  flags: readonly FlagCode[];
+  /** Critical and high risks of the active packet that nobody acknowledged. */
+  unacknowledgedSevere: number;
+  /** A person's decision on the active packet, if any. */
+  decision: { kind: "approved" | "intervened"; at: number } | null;
+  /** The thread's latest session event, if any. */
+  lastSession: { kind: "session_started" | "heartbeat" | "session_ended"; at: number } | null;
+}
+
+export interface ColumnDecision {
+  column: Column;
+  /** Why, in words, for the card's tooltip and the tests. */
+  reason: string;
+  /** Nothing new for longer than the stale threshold (drives the `stale` flag). */
+  stale: boolean;
+}
+
+const hours = (ms: number) => `${Math.round(ms / 3_600_000)} h`;
+
+export function decideColumn(input: ColumnInput): ColumnDecision {
+  const { now, staleMs, activeReceivedAt, decision, lastSession } = input;
+  const lastActivity = Math.max(activeReceivedAt, decision?.at ?? 0, lastSession?.at ?? 0);
+  const stale = now - lastActivity > staleMs;
+
+  // 1. A session that reported after the active packet, and recently, is at work on it.
+  if (lastSession && lastSession.kind !== "session_ended" && lastSession.at > activeReceivedAt && now - lastSession.at <= staleMs) {
+    return { column: "running", reason: `a session reported ${lastSession.kind.replace("_", " ")} after the last packet`, stale: false };
+  }
+  // 2. Without a decision, anything that needs a person puts the card in front of one; never stale.
+  if (!decision) {
+    const needs = input.flags.filter((flag) => NEEDS_PERSON_FLAGS.has(flag));
+    if (needs.length || input.unacknowledgedSevere > 0) {
+      const parts: string[] = [...needs];
+      if (input.unacknowledgedSevere > 0) parts.push(`${input.unacknowledgedSevere} critical/high risk(s) not acknowledged`);
+      return { column: "needs_you", reason: `needs a person: ${parts.join(", ")}`, stale };
+    }
+  }
+  // 3. Everything else goes stale after the threshold without news.
+  if (stale) return { column: "stale", reason: `nothing new for more than ${hours(staleMs)}`, stale };
+  if (decision) return { column: decision.kind, reason: `a person ${decision.kind} the next action`, stale };
+  return { column: "ready", reason: "a clean handoff waiting for a glance", stale };
+}

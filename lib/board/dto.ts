@@ -1,0 +1,25 @@
+import { z } from "zod";
+import { threadCardDto } from "../threads/dto";
+import { verdictSummaryDto } from "../verdict/dto";
+import { COLUMNS } from "./columns";
+
+/** The board's DTOs: safe to import from browser code (no server modules here). */
+
+/** A card as the board shows it: the thread's card, its column and why. */
+export const boardCardDto = threadCardDto.extend({
+  column: z.enum(COLUMNS),
+  column_reason: z.string(),
+  /** The badge: the same reading of the verdict pointers as the thread page, cached per version. */
+  verdict: verdictSummaryDto,
+});
+export type BoardCardDto = z.infer<typeof boardCardDto>;
+
+export const boardDto = z.object({
+  generated_at: z.string(),
+  stale_hours: z.number(),
+  total: z.number().int(),
+  columns: z.array(
+    z.object({ id: z.enum(COLUMNS), title: z.string(), count: z.number().int(), cards: z.array(boardCardDto) }),
+  ),
+});
+export type BoardDto = z.infer<typeof boardDto>;

@@ -1,0 +1,254 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { createApiToken } from "../auth/tokens";
+import { ingestPacket } from "../ingest/ingest";
+import { useTempDatabase } from "../testing/temp-database";
+import { ledgerFeedStatus } from "./ledger-feed";
+import { HEARTBEAT_INTERVAL_MS, handleStreamRequest, MAX_STREAMS_PER_PROCESS, openStreamCount } from "./ledger-stream";
+import { authoriseRead as authoriseStream } from "../auth/read-access";
+
+let temp: Awaited<ReturnType<typeof useTempDatabase>>;
+let readToken: string;
+let writeOnlyToken: string;
+
+beforeAll(async () => {
+  temp = await useTempDatabase();
+  readToken = (await createApiToken("reader", ["packets:read"])).token;
+  writeOnlyToken = (await createApiToken("writer", ["packets:write"])).token;
+});
+afterAll(async () => {
+  await temp.dispose();
+});
+// Every test closes what it opens.
+afterEach(() => {
+  expect(openStreamCount()).toBe(0);
+  expect(ledgerFeedStatus()).toMatchObject({ subscribers: 0, running: false });
+});
+
+const BASE = "http://127.0.0.1:3000/api/v1/stream";
+const ingest = (thread: string) => ingestPacket({ thread, summary: "s", next_action: "n" }, { kind: "http", actor: "t" });
+
+function streamRequest(headers: Record<string, string> = {}, query = "", signal?: AbortSignal): Request {
+  return new Request(`${BASE}${query}`, { headers, signal });
+}
+
+const withToken = (token = readToken, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, ...extra });
+
+interface Message {
+  id?: string;
+  event?: string;
+  data?: string;
+  retry?: string;
+  comment?: string;
+}
+
+/** Reads server-sent events off a response body. */
+function sseReader(response: Response) {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const messages: Message[] = [];
+  // A read still pending when a wait timed out; the next wait takes it over rather than lose its chunk.
+  let pendingRead: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+  const parse = (block: string) => {
+    const message: Message = {};
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":")) message.comment = line.slice(1).trim();
+      const match = /^(id|event|data|retry): ?(.*)$/.exec(line);
+      if (match) message[match[1] as "id" | "event" | "data" | "retry"] = match[2];
+    }
+    messages.push(message);
+  };
+  return {
+    messages,
+    /** Reads until `predicate` holds for a message (returned), or fails after `timeoutMs`. */
+    async until(predicate: (message: Message) => boolean, timeoutMs = 1_000): Promise<Message> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = messages.find(predicate);
+        if (found) return found;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no such message within ${timeoutMs} ms; got ${JSON.stringify(messages)}`);
+        pendingRead ??= reader.read();
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const chunk = await Promise.race([pendingRead, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), left)))]);
+        clearTimeout(timer);
+        if (chunk === null) continue;
+        pendingRead = null;
+        if (chunk.done) throw new Error(`stream ended; got ${JSON.stringify(messages)}`);
+        buffer += decoder.decode(chunk.value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          parse(buffer.slice(0, end));
+          buffer = buffer.slice(end + 2);
+        }
+      }
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
+async function errorOf(response: Response) {
+  expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+  return ((await response.json()) as { error: { code: string; message: string } }).error;
+}
+
+describe("authoriseStream", () => {
+  it("accepts a token with packets:read", async () => {
+    await expect(authoriseStream(streamRequest(withToken()))).resolves.toMatchObject({ kind: "token", token: { name: "reader" } });
+  });
+
+  it("accepts a same-origin browser request without a token (temporary, until sign-in)", async () => {
+    await expect(authoriseStream(streamRequest({ "sec-fetch-site": "same-origin" }))).resolves.toEqual({
+      kind: "same-origin-browser",
+    });
+  });
+
+  it("refuses a request with neither", async () => {
+    for (const site of [undefined, "cross-site", "same-site", "none"]) {
+      const headers: Record<string, string> = site ? { "sec-fetch-site": site } : {};
+      await expect(authoriseStream(streamRequest(headers))).rejects.toMatchObject({ code: "unauthenticated" });
+    }
+  });
+
+  it("checks a token that is sent, even from a same-origin page", async () => {
+    await expect(
+      authoriseStream(streamRequest(withToken("btn_aaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", { "sec-fetch-site": "same-origin" }))),
+    ).rejects.toMatchObject({ code: "unauthenticated" });
+    await expect(authoriseStream(streamRequest(withToken(writeOnlyToken)))).rejects.toMatchObject({ code: "forbidden" });
+  });
+});
+
+describe("GET /api/v1/stream", () => {
+  it("answers 401 JSON without a token or a same-origin header, 403 without the scope", async () => {
+    const response = await handleStreamRequest(streamRequest());
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect((await errorOf(response)).code).toBe("unauthenticated");
+    const forbidden = await handleStreamRequest(streamRequest(withToken(writeOnlyToken)));
+    expect(forbidden.status).toBe(403);
+    expect(openStreamCount()).toBe(0);
+  });
+
+  it("answers 400 for a malformed cursor", async () => {
+    for (const query of ["?after=abc", "?after=-1", "?after=1.5", "?after=", "?after=1e3", "?after=99999999999999999"]) {
+      const response = await handleStreamRequest(streamRequest(withToken(), query));
+      expect(response.status, query).toBe(400);
+      const error = await errorOf(response);
+      expect(error.code).toBe("invalid_request");
+      expect(error.message).toMatch(/after/);
+    }
+    const badHeader = await handleStreamRequest(streamRequest(withToken(readToken, { "last-event-id": "x1" })));
+    expect(badHeader.status).toBe(400);
+    expect((await errorOf(badHeader)).message).toMatch(/Last-Event-ID/);
+    expect(openStreamCount()).toBe(0);
+    expect(ledgerFeedStatus().subscribers).toBe(0);
+  });
+
+  it("streams retry, ready, then each ledger event as it is committed", async () => {
+    const response = await handleStreamRequest(streamRequest(withToken()));
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    expect(response.headers.get("cache-control")).toBe("no-cache, no-transform");
+    expect(response.headers.get("x-accel-buffering")).toBe("no");
+    const sse = sseReader(response);
+    const ready = await sse.until((m) => m.event === "ready");
+    expect(sse.messages[0]).toEqual({ retry: "2000" });
+    const head = JSON.parse(ready.data!).seq as number;
+    expect(ready.id).toBe(String(head));
+
+    await ingest("stream-live");
+    const message = await sse.until((m) => m.event === "ledger" && m.data!.includes('"stream-live"'));
+    const event = JSON.parse(message.data!);
+    expect(event).toMatchObject({ kind: "packet_received", thread_key: "stream-live" });
+    expect(message.id).toBe(String(event.seq));
+    expect(event.seq).toBeGreaterThan(head);
+    await sse.cancel();
+    expect(openStreamCount()).toBe(0);
+    expect(ledgerFeedStatus()).toMatchObject({ subscribers: 0, running: false });
+  });
+
+  it("lets a same-origin page in without a token", async () => {
+    const response = await handleStreamRequest(streamRequest({ "sec-fetch-site": "same-origin" }));
+    expect(response.status).toBe(200);
+    const sse = sseReader(response);
+    await sse.until((m) => m.event === "ready");
+    await sse.cancel();
+  });
+
+  it("replays after Last-Event-ID (which wins over ?after), or after ?after", async () => {
+    await ingest("replay-a");
+    const first = await handleStreamRequest(streamRequest(withToken()));
+    const firstSse = sseReader(first);
+    const seqA = Number(JSON.parse((await firstSse.until((m) => m.event === "ready")).data!).seq);
+    await firstSse.cancel();
+    await ingest("replay-b");
+    await ingest("replay-c");
+
+    for (const [headers, query] of [
+      [withToken(readToken, { "last-event-id": String(seqA) }), "?after=0"],
+      [withToken(), `?after=${seqA}`],
+    ] as const) {
+      const response = await handleStreamRequest(streamRequest(headers, query));
+      const sse = sseReader(response);
+      await sse.until((m) => m.event === "ready");
+      const replayed = sse.messages.filter((m) => m.event === "ledger").map((m) => JSON.parse(m.data!));
+      expect(replayed.map((e) => e.thread_key)).toEqual(["replay-b", "replay-c"]);
+      expect(replayed.map((e) => e.seq)).toEqual([seqA + 1, seqA + 2]);
+      await sse.cancel();
+    }
+  });
+
+  it("sends a reset for a cursor beyond this ledger", async () => {
+    const response = await handleStreamRequest(streamRequest(withToken(), "?after=999999"));
+    const sse = sseReader(response);
+    const ready = await sse.until((m) => m.event === "ready");
+    const reset = sse.messages.find((m) => m.event === "reset")!;
+    expect(reset.data).toBe(ready.data);
+    await sse.cancel();
+  });
+
+  it("sends a keep-alive comment every 15 s", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const response = await handleStreamRequest(streamRequest(withToken()));
+      const sse = sseReader(response);
+      await sse.until((m) => m.event === "ready");
+      vi.advanceTimersByTime(HEARTBEAT_INTERVAL_MS - 1);
+      await expect(sse.until((m) => m.comment === "keep-alive", 50)).rejects.toThrow(/no such message/);
+      vi.advanceTimersByTime(1);
+      await sse.until((m) => m.comment === "keep-alive");
+      await sse.cancel();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("cleans up when the request is aborted", async () => {
+    const abort = new AbortController();
+    const response = await handleStreamRequest(streamRequest(withToken(), "", abort.signal));
+    expect(response.status).toBe(200);
+    expect(openStreamCount()).toBe(1);
+    expect(ledgerFeedStatus().subscribers).toBe(1);
+    abort.abort();
+    expect(openStreamCount()).toBe(0);
+    expect(ledgerFeedStatus()).toMatchObject({ subscribers: 0, running: false });
+    // The body ends after what was already queued.
+    const reader = response.body!.getReader();
+    let done = false;
+    while (!done) done = (await reader.read()).done;
+  });
+
+  it("answers 503 with Retry-After past the per-process limit", async () => {
+    const counter = (globalThis as unknown as { __batonOpenStreams: { count: number } }).__batonOpenStreams;
+    counter.count = MAX_STREAMS_PER_PROCESS;
+    try {
+      const response = await handleStreamRequest(streamRequest(withToken()));
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("5");
+      expect((await errorOf(response)).code).toBe("unavailable");
+    } finally {
+      counter.count = 0;
+    }
+    expect(ledgerFeedStatus().subscribers).toBe(0);
+  });
+});

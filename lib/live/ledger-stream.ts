@@ -1,0 +1,165 @@
+import { z } from "zod";
+import { BatonError } from "../errors";
+import { errorResponse } from "../http/respond";
+import type { LedgerEventDto } from "../ledger/events";
+import { ledgerFeedStatus, subscribeLedger } from "./ledger-feed";
+import { authoriseRead } from "../auth/read-access";
+
+/**
+ * GET /api/v1/stream: server-sent events of the ledger.
+ *
+ *   retry: 2000                      first, the reconnect delay for EventSource clients
+ *   id: <seq> / event: ledger / data: <ledger event DTO as JSON>   one per event, in seq order
+ *   id: <seq> / event: reset / data: {"seq": <seq>}   the client missed too much (or its seq is
+ *                                    unknown here): refetch everything; events after <seq> follow
+ *   id: <seq> / event: ready / data: {"seq": <seq>}   after the catch-up: the stream is live from
+ *                                    <seq>; a client that reconnects with it misses nothing
+ *   : keep-alive                     a comment every 15 s
+ *
+ * The cursor: the `Last-Event-ID` header (an EventSource's own reconnect sends
+ * it, and it is newer than the URL it reconnects to), else `?after=<seq>`.
+ * Neither: only what happens from now on.
+ */
+
+export const MAX_STREAMS_PER_PROCESS = 1_000;
+export const STREAM_RETRY_MS = 2_000;
+export const HEARTBEAT_INTERVAL_MS = 15_000;
+/** Chunks a client may leave unread before its stream is closed (it then reconnects and catches up). */
+export const MAX_QUEUED_CHUNKS = 2_000;
+
+const seqText = z
+  .string()
+  .regex(/^\d{1,15}$/, "must be a ledger seq: a whole number, 0 or more")
+  .transform(Number);
+
+const streamQuerySchema = z.object({ after: seqText.optional() });
+
+function badCursor(field: string, issues: z.ZodError["issues"]): BatonError {
+  const fields = issues.map((issue) => ({ field, problem: issue.message }));
+  return new BatonError("invalid_request", `Bad ${field}: ${fields.map((f) => f.problem).join("; ")}.`, { fields });
+}
+
+/** The seq to resume after, or null for "from now on"; 400 for a malformed one. */
+export function streamCursor(request: Request): number | null {
+  const lastEventId = request.headers.get("last-event-id");
+  if (lastEventId !== null && lastEventId !== "") {
+    const parsed = seqText.safeParse(lastEventId);
+    if (!parsed.success) throw badCursor("Last-Event-ID", parsed.error.issues);
+    return parsed.data;
+  }
+  const parsed = streamQuerySchema.safeParse(Object.fromEntries(new URL(request.url).searchParams));
+  if (!parsed.success) throw badCursor("after", parsed.error.issues);
+  return parsed.data.after ?? null;
+}
+
+export function ledgerMessage(event: LedgerEventDto): string {
+  // JSON.stringify escapes line breaks, so the data is always one line.
+  return `id: ${event.seq}\nevent: ledger\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export function resetMessage(seq: number): string {
+  return `id: ${seq}\nevent: reset\ndata: ${JSON.stringify({ seq })}\n\n`;
+}
+
+export function readyMessage(seq: number): string {
+  return `id: ${seq}\nevent: ready\ndata: ${JSON.stringify({ seq })}\n\n`;
+}
+
+const holder = globalThis as unknown as { __batonOpenStreams?: { count: number } };
+const openStreams = (holder.__batonOpenStreams ??= { count: 0 });
+
+/** Streams open in this process. */
+export function openStreamCount(): number {
+  return openStreams.count;
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+};
+
+export async function handleStreamRequest(request: Request): Promise<Response> {
+  try {
+    await authoriseRead(request);
+    const after = streamCursor(request);
+    if (openStreams.count >= MAX_STREAMS_PER_PROCESS) {
+      throw new BatonError("unavailable", "Too many live streams are open on this server; retry shortly.", null, 5);
+    }
+    return openStream(request, after);
+  } catch (error) {
+    return errorResponse(error);
+  }
+}
+
+function openStream(request: Request, after: number | null): Response {
+  const encoder = new TextEncoder();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  let unsubscribe: (() => void) | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+
+  // Every way out comes here, once: the client went away (abort, cancel), it
+  // stopped reading, or the subscription failed.
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    openStreams.count--;
+    clearInterval(heartbeat);
+    request.signal.removeEventListener("abort", close);
+    unsubscribe?.();
+    try {
+      controller.close();
+    } catch {
+      // Already cancelled or errored.
+    }
+  };
+
+  const send = (text: string) => {
+    if (closed) return;
+    try {
+      controller.enqueue(encoder.encode(text));
+    } catch {
+      close();
+      return;
+    }
+    // A client that stops reading would otherwise grow this queue without end.
+    if ((controller.desiredSize ?? 0) < -MAX_QUEUED_CHUNKS) close();
+  };
+
+  // `start` runs during construction, so the controller exists from here on.
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+    cancel() {
+      close();
+    },
+  });
+  openStreams.count++;
+
+  send(`retry: ${STREAM_RETRY_MS}\n\n`);
+  try {
+    // One chunk per batch: fewer writes, and the queue limit counts batches.
+    unsubscribe = subscribeLedger(
+      after,
+      (events) => send(events.map(ledgerMessage).join("")),
+      (seq) => send(resetMessage(seq)),
+    );
+  } catch (error) {
+    close();
+    throw error;
+  }
+  // Synchronously after subscribing: the seq this stream continues from.
+  send(readyMessage(ledgerFeedStatus().seq ?? 0));
+  if (closed) {
+    // It closed while subscribing (before `unsubscribe` was set).
+    unsubscribe();
+  } else {
+    heartbeat = setInterval(() => send(": keep-alive\n\n"), HEARTBEAT_INTERVAL_MS);
+    heartbeat.unref();
+    if (request.signal.aborted) close();
+    else request.signal.addEventListener("abort", close, { once: true });
+  }
+  return new Response(body, { status: 200, headers: SSE_HEADERS });
+}

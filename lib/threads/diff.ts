@@ -1,0 +1,39 @@
+import { z } from "zod";
+import type { CanonicalPacket } from "../packet/canonical";
+import { SEVERITIES } from "../packet/severity";
+
+/** What changed between two versions of a thread: risks, next action, files. */
+export const versionDiffDto = z.object({
+  risks_added: z.array(z.object({ severity: z.enum(SEVERITIES), detail: z.string() })),
+  risks_removed: z.array(z.object({ severity: z.enum(SEVERITIES), detail: z.string() })),
+  risks_severity_changed: z.array(
+    z.object({ detail: z.string(), before: z.enum(SEVERITIES), after: z.enum(SEVERITIES) }),
+  ),
+  next_action: z.object({ before: z.string().nullable(), after: z.string().nullable(), changed: z.boolean() }),
+  files_added: z.array(z.string()),
+  files_removed: z.array(z.string()),
+  files_kept: z.array(z.string()),
+});
+export type VersionDiffDto = z.infer<typeof versionDiffDto>;
+
+/** Risks are matched by fingerprint, the contract's identity of "the same risk". */
+export function diffVersions(before: CanonicalPacket, after: CanonicalPacket): VersionDiffDto {
+  const risksBefore = new Map((before.open_risks ?? []).map((risk) => [risk.fingerprint, risk]));
+  const risksAfter = new Map((after.open_risks ?? []).map((risk) => [risk.fingerprint, risk]));
+  const filesBefore = new Set((before.changed_files ?? []).map((file) => file.path));
+  const filesAfter = new Set((after.changed_files ?? []).map((file) => file.path));
+  const nextBefore = before.next_action?.text ?? null;
+  const nextAfter = after.next_action?.text ?? null;
+  return versionDiffDto.parse({
+    risks_added: [...risksAfter].filter(([fp]) => !risksBefore.has(fp)).map(([, r]) => ({ severity: r.severity, detail: r.detail })),
+    risks_removed: [...risksBefore].filter(([fp]) => !risksAfter.has(fp)).map(([, r]) => ({ severity: r.severity, detail: r.detail })),
+    risks_severity_changed: [...risksAfter].flatMap(([fp, risk]) => {
+      const old = risksBefore.get(fp);
+      return old && old.severity !== risk.severity ? [{ detail: risk.detail, before: old.severity, after: risk.severity }] : [];
+    }),
+    next_action: { before: nextBefore, after: nextAfter, changed: nextBefore !== nextAfter },
+    files_added: [...filesAfter].filter((file) => !filesBefore.has(file)),
+    files_removed: [...filesBefore].filter((file) => !filesAfter.has(file)),
+    files_kept: [...filesAfter].filter((file) => filesBefore.has(file)),
+  });
+}
