@@ -1,10 +1,13 @@
 import { config } from "../config";
+import { parseWorkspaceRoots } from "../verdict/roots";
 import { watchHandoffFolders, type FolderWatcher } from "../watch/folder-watcher";
 
 const holder = globalThis as unknown as { __batonWatcher?: FolderWatcher };
 
-/** Background work of a running server: the watched folders. Started once per process. */
+/** Background work of a running server, started once per process: checks settings, watches folders. */
 export async function startServerBackground(): Promise<void> {
+  // A typo in BATON_WORKSPACE_ROOTS stops the server at start, not at the first thread page.
+  parseWorkspaceRoots(config().BATON_WORKSPACE_ROOTS);
   const folders = config().BATON_WATCH_DIRS;
   if (!folders.length || holder.__batonWatcher) return;
   holder.__batonWatcher = watchHandoffFolders(folders);
