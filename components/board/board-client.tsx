@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { boardDto, type BoardDto } from "@/lib/board/dto";
 import { useLedgerStream } from "@/lib/live/use-ledger-stream";
 import { BoardColumn } from "./board-column";
@@ -30,6 +30,27 @@ async function fetchBoard(search: string): Promise<BoardDto> {
   return boardDto.parse(await response.json());
 }
 
+/** How often a busy ledger may refetch the board: at most twice a second, the last event always followed. */
+const REFRESH_EVERY_MS = 500;
+
+function useThrottledRefresh(refresh: () => void): () => void {
+  const last = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  // Clears a pending refresh timer when the board unmounts.
+  useEffect(() => () => {
+    if (timer.current) clearTimeout(timer.current);
+  }, []);
+  return useCallback(() => {
+    if (timer.current) return;
+    const wait = Math.max(0, last.current + REFRESH_EVERY_MS - Date.now());
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      last.current = Date.now();
+      refresh();
+    }, wait);
+  }, [refresh]);
+}
+
 const MOVES: Record<string, [number, number]> = {
   ArrowDown: [0, 1], j: [0, 1],
   ArrowUp: [0, -1], k: [0, -1],
@@ -52,10 +73,14 @@ export function BoardClient({ initialBoard, initialSearch }: { initialBoard: Boa
     queryKey: ["board", search],
     queryFn: () => fetchBoard(search),
     initialData: search === initialSearch ? initialBoard : undefined,
+    // A partial first paint is stale at once: the whole board is fetched after hydration.
+    initialDataUpdatedAt: initialBoard.complete ? undefined : 0,
     placeholderData: (previous) => previous,
   });
 
-  const refresh = useCallback(() => void queryClient.invalidateQueries({ queryKey: ["board"] }), [queryClient]);
+  const refresh = useThrottledRefresh(
+    useCallback(() => void queryClient.invalidateQueries({ queryKey: ["board"] }, { cancelRefetch: false }), [queryClient]),
+  );
   const live = useLedgerStream({ url: "/api/v1/stream", onEvents: refresh, onReset: refresh });
 
   const setFilters = useCallback(

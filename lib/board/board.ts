@@ -103,7 +103,12 @@ async function readVerdicts(cards: ThreadCardDto[]): Promise<Map<string, Verdict
 }
 
 /** Every active thread that matches the filters, placed in its column. Reads active threads only. */
-export async function loadBoard(filters: ThreadFilters, now = Date.now()): Promise<BoardDto> {
+export async function loadBoard(
+  filters: ThreadFilters,
+  options: { now?: number; cardsPerColumn?: number } = {},
+): Promise<BoardDto> {
+  const now = options.now ?? Date.now();
+  const limit = options.cardsPerColumn ?? Number.POSITIVE_INFINITY;
   const db = await database();
   const staleHours = config().BATON_STALE_HOURS;
   // `stale` depends on the clock, not on what was stored: it is filtered after placing.
@@ -119,12 +124,13 @@ export async function loadBoard(filters: ThreadFilters, now = Date.now()): Promi
   }
   const columns = COLUMNS.map((id) => {
     const cards = byColumn.get(id)!.sort(compareCards);
-    return { id, title: COLUMN_TITLES[id], count: cards.length, cards };
+    return { id, title: COLUMN_TITLES[id], count: cards.length, cards: cards.slice(0, limit) };
   });
   return boardDto.parse({
     generated_at: new Date(now).toISOString(),
     stale_hours: staleHours,
     total: columns.reduce((sum, column) => sum + column.count, 0),
+    complete: columns.every((column) => column.cards.length === column.count),
     columns,
   });
 }

@@ -18,6 +18,8 @@ export const boardDto = z.object({
   generated_at: z.string(),
   stale_hours: z.number(),
   total: z.number().int(),
+  /** False when columns carry only their first cards (the server's first paint); counts are always whole. */
+  complete: z.boolean(),
   columns: z.array(
     z.object({ id: z.enum(COLUMNS), title: z.string(), count: z.number().int(), cards: z.array(boardCardDto) }),
   ),
