@@ -1,4 +1,3 @@
-import { Suspense } from "react";
 import { BoardClient } from "@/components/board/board-client";
 import { IngestErrors } from "@/components/threads/ingest-errors";
 import { loadBoard } from "@/lib/board/board";
@@ -32,9 +31,8 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
         </p>
       )}
       <IngestErrors events={ingestErrors} />
-      <Suspense>
-        <BoardClient initialBoard={board} initialSearch={new URLSearchParams(raw).toString()} />
-      </Suspense>
+      {/* No Suspense boundary: the page is dynamic, so the board streams with the first paint. */}
+      <BoardClient initialBoard={board} initialSearch={new URLSearchParams(raw).toString()} />
     </main>
   );
 }

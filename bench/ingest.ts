@@ -14,13 +14,13 @@
  * 2 measured but with failed requests or a row count that does not match.
  */
 import { randomBytes } from "node:crypto";
-import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { errorCount, percentile, runLoad, type LoadOptions, type LoadResult } from "./lib/load";
 import { packetFactory, TARGET_BYTES } from "./lib/packets";
+import { fixed, formatTable, gitRevision, portFromEnv, positiveNumber, verdict, writeJson } from "./lib/report";
 import {
   buildIfStale,
   chooseDatabase,
@@ -31,7 +31,6 @@ import {
   memoryMiB,
   migrate,
   ROOT,
-  SetupError,
   startServer,
   stopServer,
   type BenchDatabase,
@@ -51,24 +50,12 @@ interface Settings {
   cpuProfileDir: string | null;
 }
 
-function positiveNumber(name: string, fallback: number, integer: boolean): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new SetupError(`${name} must be a positive ${integer ? "integer" : "number"} (got "${raw}")`);
-  }
-  return value;
-}
-
 function settingsFromEnv(): Settings {
-  const port = positiveNumber("BENCH_PORT", 3300, true);
-  if (port > 65535) throw new SetupError(`BENCH_PORT must be at most 65535 (got ${port})`);
   return {
     seconds: positiveNumber("BENCH_SECONDS", 10, false),
     warmupSeconds: positiveNumber("BENCH_WARMUP_SECONDS", 2, false),
     concurrency: positiveNumber("BENCH_CONCURRENCY", 20, true),
-    port,
+    port: portFromEnv(3300),
     cpuProfileDir: process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : null,
   };
 }
@@ -130,9 +117,6 @@ function countRows(sqliteFile: string | null): Rows | null {
   }
 }
 
-const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
-const verdict = (ok: boolean) => (ok ? "PASS" : "MISS");
-
 function printTable(phases: PhaseReport[]): void {
   const header = ["phase", "requests", "ok", "errors", "req/s", "p50 ms", "p99 ms", "max ms", "srv CPU ms/req", "gen CPU ms/req", "others CPU"];
   const rows = phases.map((phase) => [
@@ -148,11 +132,7 @@ function printTable(phases: PhaseReport[]): void {
     fixed(phase.clientCpuMsPerOk, 3),
     `${fixed(phase.othersCpuShare * 100, 0)}%`,
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
-  console.log(line(header));
-  console.log(widths.map((width) => "-".repeat(width)).join("  "));
-  for (const row of rows) console.log(line(row));
+  console.log(formatTable(header, rows));
 }
 
 /** Failed requests are printed loudly: a benchmark with errors measures something else. */
@@ -160,11 +140,6 @@ function reportErrors(phase: PhaseReport, expected: number): void {
   if (!phase.errors) return;
   console.log(`\n!!! ${phase.name}: ${phase.errors} of ${phase.load.requests} requests did NOT answer ${expected}: ${JSON.stringify(phase.load.errors)}`);
   for (const sample of phase.load.errorSamples) console.log(`!!!   ${sample}`);
-}
-
-function gitRevision(): string {
-  const result = spawnSync("git", ["describe", "--always", "--dirty"], { cwd: ROOT, encoding: "utf8" });
-  return result.status === 0 ? result.stdout.trim() : "unknown";
 }
 
 function phaseJson(phase: PhaseReport) {
@@ -314,8 +289,7 @@ async function main(): Promise<number> {
 
     const outcome = await runPhases(settings, server, database, token, runId, aborter.signal);
     printReport(outcome);
-    mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-    writeFileSync(RESULTS_FILE, `${JSON.stringify(resultsJson(outcome, settings, database, server.pid, loadBefore), null, 2)}\n`);
+    writeJson(RESULTS_FILE, resultsJson(outcome, settings, database, server.pid, loadBefore));
     console.log(`results: ${path.relative(ROOT, RESULTS_FILE)}`);
     if (outcome.failed) console.log(`\nlast server log lines:\n${server.logTail()}`);
     return outcome.failed === 0 && outcome.rowsMatch ? 0 : 2;

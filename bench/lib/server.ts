@@ -11,7 +11,7 @@ import { sqliteFilePath } from "../../lib/config";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const DIST_DIR = ".next-bench";
-const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
+export const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
 const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
@@ -67,6 +67,11 @@ export interface BenchDatabase {
 export function chooseDatabase(): BenchDatabase {
   const given = process.env.DATABASE_URL;
   if (given) return { url: given, sqliteFile: given.startsWith("file:") ? sqliteFilePath(given) : null, tempDir: null };
+  return tempSqliteDatabase();
+}
+
+/** A fresh SQLite file in a new temp folder, whatever DATABASE_URL says; the caller removes `tempDir`. */
+export function tempSqliteDatabase(): BenchDatabase & { sqliteFile: string; tempDir: string } {
   const tempDir = mkdtempSync(path.join(tmpdir(), "baton-bench-"));
   const file = path.join(tempDir, "baton.db");
   return { url: `file:${file}`, sqliteFile: file, tempDir };
@@ -76,10 +81,11 @@ export function migrate(url: string): string {
   return run(TSX, ["scripts/migrate.ts"], { ...process.env, DATABASE_URL: url }, "migration").trim();
 }
 
-export function createToken(url: string, name: string): string {
+/** An API token with `scope` (packets:write unless told), created with the CLI. */
+export function createToken(url: string, name: string, scope = "packets:write"): string {
   const out = run(
     process.execPath,
-    ["bin/baton.js", "token", "create", "--name", name, "--scope", "packets:write"],
+    ["bin/baton.js", "token", "create", "--name", name, "--scope", scope],
     { ...process.env, DATABASE_URL: url },
     "token creation",
   );

@@ -35,7 +35,7 @@ function verdictFlags(flags: Flag[], verdict: VerdictSummaryDto): Flag[] {
     return [...flags, { code: "verdict_failed", reason: `Verdict failed: ${brief(verdict.reasons)}` }];
   }
   if (verdict.state === "missing" && !codes.has("verdict_missing")) {
-    return [...flags, { code: "verdict_missing", reason: `No verdict could be read: ${brief(verdict.reasons)}` }];
+    return [...flags, { code: "verdict_missing", reason: `No verdict could be read: ${brief(verdict.reasons.slice(0, 1))}` }];
   }
   return flags;
 }
@@ -58,7 +58,8 @@ function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, now: number,
     active_packet: { ...packet, flags },
     column: decision.column,
     column_reason: decision.reason,
-    verdict,
+    // The card shows the state and a few reasons; the thread page shows them all.
+    verdict: { state: verdict.state, reasons: verdict.reasons.slice(0, 2) },
   };
 }
 
