@@ -28,6 +28,11 @@ export default defineConfig({
     launchOptions: { executablePath: process.env.BATON_CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS },
     trace: "off",
   },
+  // The first-run (empty board) spec needs the database before anything is posted: it runs first.
+  projects: [
+    { name: "empty-database", testMatch: /empty-board\.spec\.ts/ },
+    { name: "app", testIgnore: /empty-board\.spec\.ts/, dependencies: ["empty-database"] },
+  ],
   webServer: {
     command: "tsx e2e/support/serve.ts",
     url: `http://127.0.0.1:${E2E_PORT}/api/v1/health`,

@@ -2,7 +2,8 @@ import type { Metadata } from "next";
 import { cookies } from "next/headers";
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { ThemeToggle, THEME_COOKIE } from "@/components/theme-toggle";
+import { ThemeToggle } from "@/components/theme-toggle";
+import { THEME_COOKIE } from "@/lib/theme";
 import { Providers } from "./providers";
 import "./globals.css";
 

@@ -2,8 +2,7 @@
 
 import { useState } from "react";
 
-export type Theme = "light" | "dark";
-export const THEME_COOKIE = "baton-theme";
+import { THEME_COOKIE, type Theme } from "@/lib/theme";
 
 /** Light or dark; the choice is a cookie, so the server renders the right theme with no flash and no inline script. */
 export function ThemeToggle({ initial }: { initial: Theme }) {

@@ -1,24 +1,28 @@
-import type { Locator, Page } from "@playwright/test";
+import type { Locator } from "@playwright/test";
 import { expect, test } from "./support/fixtures";
 import { packetFor, storePacket, uniqueId, type IngestResult } from "./support/api";
+import { card, cardsIn } from "./support/board";
 
-/** The first page: every active thread with its next action, highest severity and flags in words. */
+/**
+ * The first page is the board: each card shows its thread's next action, highest
+ * severity and flags in words. Each test opens the board filtered to its own
+ * threads (`?q=`), since the columns are virtualised and shared by every spec.
+ */
 
-/** A thread's row on the board, found by the thread key it shows. */
-function threadRow(page: Page, key: string): Locator {
-  return page.getByRole("listitem").filter({ has: page.getByText(key, { exact: true }) });
-}
-
-/** The flags a row shows, as people read them: "Title: reason". */
-function flagItems(row: Locator): Locator {
-  return row.getByRole("list", { name: "Flags" }).getByRole("listitem");
+/** The flags a card shows, as people read them: "Title: reason". */
+function flagItems(cardLocator: Locator): Locator {
+  return cardLocator.getByRole("list", { name: "Flags" }).getByRole("listitem");
 }
 
 const flagText = (title: string, result: IngestResult, code: string) =>
   `${title}: ${result.flags.find((flag) => flag.code === code)?.reason ?? `(no ${code} flag)`}`;
 
-test("each thread shows its next action, its highest severity and its flags with their reasons", async ({ page, request, agentToken }) => {
-  const dirtyKey = uniqueId("home-dirty");
+/** Packets posted over HTTP have no workspace root: the board reads no report and adds this flag. */
+const NO_VERDICT = /^No verdict: No verdict could be read: verification outputs\/verification\/T-\d+\.json: no_root - no workspace root is known/;
+
+test("each card shows its next action, its highest severity and its flags with their reasons", async ({ page, request, agentToken }) => {
+  const run = uniqueId("home");
+  const dirtyKey = `${run}-dirty`;
   const dirty = await storePacket(
     request,
     agentToken,
@@ -36,48 +40,57 @@ test("each thread shows its next action, its highest severity and its flags with
       questions_for_human: [{ id: "q1", question: "Apply to prod today?", blocking: true }],
     }),
   );
-  const unratedKey = uniqueId("home-unrated");
+  const unratedKey = `${run}-unrated`;
   const unrated = await storePacket(
     request,
     agentToken,
     packetFor(unratedKey, { open_risks: ["two imports still use the old path"], next_action: `fix the imports of ${unratedKey}` }),
   );
-  const quietKey = uniqueId("home-quiet");
+  const quietKey = `${run}-quiet`;
   await storePacket(request, agentToken, packetFor(quietKey, { open_risks: [], next_action: `open a pull request for ${quietKey}` }));
 
-  await page.goto("/");
-  await expect(page.getByRole("heading", { name: "Baton", level: 1 })).toBeVisible();
+  await page.goto(`/?q=${encodeURIComponent(run)}`);
+  await expect(page.getByRole("link", { name: "Baton" })).toBeVisible();
+  await expect(page.getByTestId("board-card")).toHaveCount(3);
 
-  const dirtyRow = threadRow(page, dirtyKey);
-  await expect(dirtyRow).toHaveCount(1);
-  await expect(dirtyRow.getByText(`review the prod plan of ${dirtyKey} with a human`, { exact: true })).toBeVisible();
-  await expect(dirtyRow.getByText("critical", { exact: true })).toBeVisible();
-  for (const lower of ["low", "medium", "no risks"]) await expect(dirtyRow.getByText(lower, { exact: true })).toHaveCount(0);
-  await expect(flagItems(dirtyRow)).toHaveText([
+  const dirtyCard = card(page, dirtyKey);
+  await expect(cardsIn(page, "Needs you")).toHaveAttribute("data-thread-key", dirtyKey);
+  await expect(dirtyCard.getByText(`review the prod plan of ${dirtyKey} with a human`, { exact: true })).toBeVisible();
+  await expect(dirtyCard.getByText("critical", { exact: true })).toBeVisible();
+  for (const lower of ["low", "medium", "no risks"]) await expect(dirtyCard.getByText(lower, { exact: true })).toHaveCount(0);
+  await expect(dirtyCard.getByLabel("Open risks by severity")).toHaveText("1 critical, 1 medium, 1 low");
+  await expect(dirtyCard.getByText("1 question(s) unanswered")).toBeVisible();
+  await expect(dirtyCard.getByText("verdict: missing", { exact: true })).toBeVisible();
+  await expect(flagItems(dirtyCard)).toHaveText([
     flagText("Dirty workbench", dirty, "dirty_state"),
     flagText("Open questions", dirty, "open_questions"),
+    NO_VERDICT,
   ]);
-  await expect(flagItems(dirtyRow).first()).toContainText(
+  await expect(flagItems(dirtyCard).first()).toContainText(
     "Clean-state check found 2 blocking problems: infra/prod/vpc.tf modified and not committed; plan.tfplan.tmp left behind.",
   );
-  await expect(flagItems(dirtyRow).nth(1)).toContainText("1 question for a person, 1 blocking");
+  await expect(flagItems(dirtyCard).nth(1)).toContainText("1 question for a person, 1 blocking");
 
-  const unratedRow = threadRow(page, unratedKey);
-  await expect(unratedRow.getByText(`fix the imports of ${unratedKey}`, { exact: true })).toBeVisible();
-  await expect(unratedRow.getByText("medium", { exact: true })).toBeVisible();
-  await expect(flagItems(unratedRow)).toHaveText([flagText("Unknown severity", unrated, "unknown_severity")]);
-  await expect(flagItems(unratedRow)).toContainText(["1 risk without a recognised severity (none given), shown as medium."]);
+  const unratedCard = card(page, unratedKey);
+  await expect(cardsIn(page, "Ready").and(unratedCard)).toHaveCount(1);
+  await expect(unratedCard.getByText(`fix the imports of ${unratedKey}`, { exact: true })).toBeVisible();
+  await expect(unratedCard.getByText("medium", { exact: true })).toBeVisible();
+  await expect(flagItems(unratedCard)).toHaveText([flagText("Unknown severity", unrated, "unknown_severity"), NO_VERDICT]);
+  await expect(flagItems(unratedCard).first()).toContainText("1 risk without a recognised severity (none given), shown as medium.");
 
-  const quietRow = threadRow(page, quietKey);
-  await expect(quietRow.getByText(`open a pull request for ${quietKey}`, { exact: true })).toBeVisible();
-  await expect(quietRow.getByText("no risks", { exact: true })).toBeVisible();
-  await expect(quietRow.getByRole("list", { name: "Flags" })).toHaveCount(0);
+  const quietCard = card(page, quietKey);
+  await expect(cardsIn(page, "Ready").and(quietCard)).toHaveCount(1);
+  await expect(quietCard.getByText(`open a pull request for ${quietKey}`, { exact: true })).toBeVisible();
+  await expect(quietCard.getByText("no risks", { exact: true })).toBeVisible();
+  await expect(quietCard.getByText("no open risks", { exact: true })).toBeVisible();
+  await expect(flagItems(quietCard)).toHaveText([NO_VERDICT]);
 });
 
-test("a thread without a next action says so, with the flag's reason", async ({ page, request, agentToken }) => {
+test("a thread without a next action says so, with the flag's reason, and needs a person", async ({ page, request, agentToken }) => {
   const key = uniqueId("home-sentinel");
   const result = await storePacket(request, agentToken, {
     thread: key,
+    agent: `${key}-agent`,
     summary: "task T-040: review=None, gate=None",
     changed_files: [],
     commands_run: [],
@@ -86,12 +99,14 @@ test("a thread without a next action says so, with the flag's reason", async ({ 
     next_action: "no next_action recorded; needs human",
     verdict_pointer: { verdict: "outputs/verification/T-040.json" },
   });
-  await page.goto("/");
-  const row = threadRow(page, key);
-  await expect(row.getByText("No next action recorded", { exact: true })).toBeVisible();
-  await expect(row.getByText("high", { exact: true })).toBeVisible();
-  await expect(flagItems(row)).toHaveText([flagText("No next action", result, "missing_next_action")]);
-  await expect(flagItems(row)).toContainText(['next_action is the generator\'s placeholder "needs human"']);
+  await page.goto(`/?q=${encodeURIComponent(key)}`);
+  const found = card(page, key);
+  await expect(cardsIn(page, "Needs you").and(found)).toHaveCount(1);
+  await expect(found).toHaveAttribute("aria-label", `${key}-agent: no next action`);
+  await expect(found.getByText("No next action recorded", { exact: true })).toBeVisible();
+  await expect(found.getByText("high", { exact: true })).toBeVisible();
+  await expect(flagItems(found)).toHaveText([flagText("No next action", result, "missing_next_action"), NO_VERDICT]);
+  await expect(flagItems(found).first()).toContainText('next_action is the generator\'s placeholder "needs human"');
 });
 
 test("only the active version of a thread is shown, and archived threads are not", async ({ page, request, agentToken }) => {
@@ -101,11 +116,15 @@ test("only the active version of a thread is shown, and archived threads are not
   const archivedKey = uniqueId("home-archived");
   await storePacket(request, agentToken, packetFor(archivedKey, { status: "archived", next_action: `nothing left for ${archivedKey}` }));
 
-  await page.goto("/");
-  const row = threadRow(page, key);
-  await expect(row).toHaveCount(1);
-  await expect(row.getByText(`new step of ${key}`, { exact: true })).toBeVisible();
+  await page.goto(`/?q=${encodeURIComponent(key)}`);
+  await expect(page.getByTestId("board-card")).toHaveCount(1);
+  const found = card(page, key);
+  await expect(found.getByText(`new step of ${key}`, { exact: true })).toBeVisible();
   await expect(page.getByText(`old step of ${key}`)).toHaveCount(0);
-  await expect(page.getByText(archivedKey)).toHaveCount(0);
+
+  await page.goto(`/?q=${encodeURIComponent(archivedKey)}`);
+  await expect(page.getByRole("region", { name: /^Ready/ })).toBeVisible();
+  await expect(page.getByTestId("board-card")).toHaveCount(0);
   await expect(page.getByText(`nothing left for ${archivedKey}`)).toHaveCount(0);
+  await expect(page.getByRole("status").filter({ hasText: "threads" })).toContainText("0 threads");
 });

@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import { boardDto, type BoardDto } from "@/lib/board/dto";
 import { useLedgerStream } from "@/lib/live/use-ledger-stream";
 import { BoardColumn } from "./board-column";
@@ -93,7 +93,7 @@ export function BoardClient({ initialBoard, initialSearch }: { initialBoard: Boa
   );
 
   const columns = board?.columns ?? [];
-  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+  const onKeyDown = (event: globalThis.KeyboardEvent) => {
     const target = event.target as HTMLElement;
     const typing = target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA";
     if (event.key === "/" && !typing) {
@@ -102,6 +102,8 @@ export function BoardClient({ initialBoard, initialSearch }: { initialBoard: Boa
       return;
     }
     if (event.key === "Escape" && typing) {
+      // Leave the field with its text: a search input would otherwise clear itself.
+      event.preventDefault();
       target.blur();
       return;
     }
@@ -126,10 +128,19 @@ export function BoardClient({ initialBoard, initialSearch }: { initialBoard: Boa
     setPosition({ column, row });
   };
 
+  // Keyboard shortcuts work wherever the focus is on the page (a fresh load leaves it on <body>):
+  // a listener on the document, outside React's tree.
+  const handleKey = useEffectEvent((event: globalThis.KeyboardEvent) => onKeyDown(event));
+  useEffect(() => {
+    const listener = (event: globalThis.KeyboardEvent) => handleKey(event);
+    document.addEventListener("keydown", listener);
+    return () => document.removeEventListener("keydown", listener);
+  }, []);
+
   // Ages are measured from when the server made the board, so server and browser render alike.
   const now = Date.parse(board?.generated_at ?? initialBoard.generated_at);
   return (
-    <div onKeyDown={onKeyDown} className="flex h-full min-h-0 flex-col gap-3">
+    <div className="flex h-full min-h-0 flex-col gap-3">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
         <p className="text-xs text-zinc-500" role="status" aria-live="polite">

@@ -46,7 +46,7 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, onFocusR
     <section aria-labelledby={headingId} className="flex min-h-0 min-w-56 flex-1 basis-0 flex-col rounded-xl bg-zinc-100 dark:bg-zinc-900/50" data-column={id}>
       <h2 id={headingId} className="flex items-baseline justify-between px-3 pt-3 pb-2 text-sm font-semibold">
         <span>{title}</span>
-        <span className="rounded-full bg-zinc-200 px-2 text-xs dark:bg-zinc-800" aria-label={`${count} cards`}>
+        <span className="rounded-full bg-zinc-200 px-2 text-xs dark:bg-zinc-800" aria-label={`${count} ${count === 1 ? "card" : "cards"}`}>
           {count}
         </span>
       </h2>

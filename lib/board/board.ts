@@ -1,6 +1,6 @@
 import { config } from "../config";
 import { database } from "../db";
-import type { Flag } from "../packet/lint";
+import type { Flag, FlagCode } from "../packet/lint";
 import { severityRank, type Severity } from "../packet/severity";
 import type { ThreadCardDto } from "../threads/dto";
 import { boardDto, type BoardCardDto, type BoardDto } from "./dto";
@@ -13,6 +13,9 @@ import { workspaceRootsFor } from "../verdict/roots";
 import type { CanonicalPacket } from "../packet/canonical";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
+
+/** Flags a card can gain when it is placed (not only at ingest): filtered on the placed card. */
+const PLACED_FLAGS: ReadonlySet<FlagCode> = new Set(["stale", "verdict_failed", "verdict_missing"]);
 
 const STALE_FLAG = (hours: number): Flag => ({
   code: "stale",
@@ -112,15 +115,16 @@ export async function loadBoard(
   const limit = options.cardsPerColumn ?? Number.POSITIVE_INFINITY;
   const db = await database();
   const staleHours = config().BATON_STALE_HOURS;
-  // `stale` depends on the clock, not on what was stored: it is filtered after placing.
-  const storedFlags = filters.flag.filter((flag) => flag !== "stale");
+  // Flags that depend on the clock or on reading the reports are filtered after placing.
+  const storedFlags = filters.flag.filter((flag) => !PLACED_FLAGS.has(flag));
   const rows = await db.thread.findMany({ where: filterWhere({ ...filters, flag: storedFlags }), select: cardSelect });
   const cards = rows.map(toCard);
   const verdicts = await readVerdicts(cards);
   const byColumn = new Map<Column, BoardCardDto[]>(COLUMNS.map((column) => [column, []]));
   for (const card of cards) {
     const placed = placeCard(card, verdicts.get(card.active_packet.id)!, now, staleHours);
-    if (filters.flag.includes("stale") && !placed.active_packet.flags.some((flag) => flag.code === "stale")) continue;
+    const shown = new Set(placed.active_packet.flags.map((flag) => flag.code));
+    if (filters.flag.some((flag) => PLACED_FLAGS.has(flag) && !shown.has(flag))) continue;
     byColumn.get(placed.column)!.push(placed);
   }
   const columns = COLUMNS.map((id) => {

@@ -1,0 +1,384 @@
+import { execFileSync } from "node:child_process";
+import type { APIRequestContext, Page } from "@playwright/test";
+import { expect, test } from "./support/fixtures";
+import { E2E_DATABASE_URL } from "./support/paths";
+import { getJson, packetFor, storePacket, threadPath, uniqueId, type ThreadDetailDto } from "./support/api";
+import {
+  card,
+  cardsIn,
+  columnCount,
+  COLUMN_TITLES,
+  expectedColumnFromData,
+  focusedKey,
+  getBoard,
+  renderedKeys,
+  titleOf,
+  waitForLive,
+  type BoardCardDto,
+  type BoardDto,
+  type ColumnTitle,
+} from "./support/board";
+
+/**
+ * The board (`/`): six columns decided by lib/board/columns.ts, filters in the URL,
+ * keyboard navigation, live updates and the theme.
+ *
+ * Not covered here: the Stale column. Staleness is measured from the active packet's
+ * RECEIVED time (Baton's clock), which no API can backdate, and the demo fleet is
+ * received now; lib/board/columns.test.ts covers the rule. Running, Intervened and
+ * Approved need heartbeats and decisions, which do not exist yet.
+ */
+
+const DEMO_PROJECTS = ["acme/payments", "acme/web", "acme/platform", "acme/mobile", "acme/data"];
+const DEMO_AGENT = /^(payments|web|platform|mobile|data)-(builder|fixer|reviewer|migrator|tester|docs|infra)-\d+$/;
+
+function cardsOf(board: BoardDto): (BoardCardDto & { title: ColumnTitle })[] {
+  return board.columns.flatMap((col) => col.cards.map((c) => ({ ...c, title: titleOf(col.id) })));
+}
+
+async function expectCountsMatch(page: Page, board: BoardDto): Promise<void> {
+  for (const col of board.columns) {
+    await expect.poll(() => columnCount(page, titleOf(col.id)), { message: `${col.title} count` }).toBe(col.count);
+  }
+}
+
+test.describe("the demo fleet", () => {
+  let demo: (BoardCardDto & { title: ColumnTitle })[] = [];
+
+  test.beforeAll(async () => {
+    const output = execFileSync("node", ["bin/baton.js", "demo"], {
+      env: { ...process.env, DATABASE_URL: E2E_DATABASE_URL },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    expect(output).toMatch(/demo fleet: 34 agents, 34 threads, \d+ new versions stored/);
+  });
+
+  test.beforeEach(async ({ request, agentToken }) => {
+    demo = cardsOf(await getBoard(request, agentToken)).filter((c) => DEMO_PROJECTS.includes(c.project ?? "") && DEMO_AGENT.test(c.agent ?? ""));
+    expect(demo).toHaveLength(34);
+  });
+
+  test("each demo card sits in the column the rules give for its data, in the API and in the browser", async ({
+    page,
+    request,
+    agentToken,
+  }) => {
+    // Independently of lib/board: from each thread's stored flags and risk counts (no demo packet has a workspace root).
+    for (const c of demo) {
+      const detail = await getJson<ThreadDetailDto>(request, agentToken, threadPath(c.key));
+      expect(c.title, `${c.key}: ${JSON.stringify(detail.active_packet.flags.map((flag) => flag.code))}`).toBe(expectedColumnFromData(detail));
+    }
+    const byTitle = (title: ColumnTitle) => demo.filter((c) => c.title === title);
+    expect(byTitle("Needs you").length).toBeGreaterThan(0);
+    expect(byTitle("Ready").length).toBeGreaterThan(0);
+    // Every demo packet was received now: none is stale, and nothing has heartbeats or decisions yet.
+    for (const title of ["Stale", "Running", "Approved", "Intervened"] as const) expect(byTitle(title)).toEqual([]);
+
+    // A few concrete ones, found by their data.
+    const withQuestions = demo.find((c) => c.active_packet.flags.some((flag) => flag.code === "open_questions"))!;
+    const withoutNextAction = demo.find((c) => c.active_packet.next_action === null)!;
+    const critical = demo.find((c) => c.active_packet.risk_counts.critical > 0 && c.active_packet.flags.every((flag) => flag.code !== "open_questions"))!;
+    const needsPerson = ["open_questions", "missing_next_action", "dirty_state", "verdict_failed"];
+    const clean = demo.find(
+      (c) =>
+        c.active_packet.risk_counts.critical + c.active_packet.risk_counts.high === 0 &&
+        c.active_packet.flags.every((flag) => !needsPerson.includes(flag.code)),
+    )!;
+    for (const [which, expected] of [
+      [withQuestions, "Needs you"],
+      [withoutNextAction, "Needs you"],
+      [critical, "Needs you"],
+      [clean, "Ready"],
+    ] as const) {
+      expect(which, `a demo thread for ${expected}`).toBeDefined();
+      await page.goto(`/?agent=${encodeURIComponent(which.agent!)}`);
+      await expect(cardsIn(page, expected)).toHaveCount(1);
+      await expect(cardsIn(page, expected)).toHaveAttribute("data-thread-key", which.key);
+      expect(await columnCount(page, expected)).toBe(1);
+    }
+    await page.goto(`/?agent=${encodeURIComponent(withQuestions.agent!)}`);
+    await expect(card(page, withQuestions.key).getByRole("list", { name: "Flags" })).toContainText("Open questions:");
+    await page.goto(`/?agent=${encodeURIComponent(withoutNextAction.agent!)}`);
+    await expect(card(page, withoutNextAction.key).getByText("No next action recorded", { exact: true })).toBeVisible();
+
+    // Per project (few enough cards that a tall window renders them all): the browser shows exactly the API's columns, in order.
+    await page.setViewportSize({ width: 1800, height: 2600 });
+    for (const project of DEMO_PROJECTS) {
+      const board = await getBoard(request, agentToken, { project });
+      await page.goto(`/?project=${encodeURIComponent(project)}`);
+      await expectCountsMatch(page, board);
+      for (const col of board.columns) {
+        await expect(cardsIn(page, titleOf(col.id))).toHaveCount(col.count);
+        expect(await renderedKeys(page, titleOf(col.id)), `${project}, ${col.title}`).toEqual(col.cards.map((c) => c.key));
+      }
+    }
+  });
+
+  test("unfiltered, the header counts match the API and every rendered card is in the API's column for it", async ({
+    page,
+    request,
+    agentToken,
+  }) => {
+    await page.goto("/");
+    const board = await getBoard(request, agentToken);
+    await expectCountsMatch(page, board);
+    const columnOf = new Map(cardsOf(board).map((c) => [c.key, c.title]));
+    let seen = 0;
+    for (const title of COLUMN_TITLES) {
+      for (const key of await renderedKeys(page, title)) {
+        expect(columnOf.get(key), key).toBe(title);
+        seen++;
+      }
+    }
+    expect(seen).toBeGreaterThan(0);
+    await expect(page.getByRole("status").filter({ hasText: "threads" })).toContainText(`${board.total} threads`);
+  });
+});
+
+test.describe("filters live in the URL", () => {
+  test("agent, severity, and flag with free text show only the matching cards", async ({ page, request, agentToken }) => {
+    const run = uniqueId("filters");
+    const agentA = `${run}-agent-a`;
+    const agentB = `${run}-agent-b`;
+    const critical = await storePacket(
+      request,
+      agentToken,
+      packetFor(`${run}/critical`, { agent: agentA, open_risks: [{ severity: "critical", detail: "drops the prod table" }], next_action: `fix ${run} critical` }),
+    );
+    const low = await storePacket(request, agentToken, packetFor(`${run}/low`, { agent: agentA, next_action: `tidy ${run} low` }));
+    const asking = await storePacket(
+      request,
+      agentToken,
+      packetFor(`${run}/asking`, { agent: agentB, questions_for_human: [{ id: "q1", question: "Which region?" }], next_action: `ask about ${run}` }),
+    );
+    const otherAsking = await storePacket(
+      request,
+      agentToken,
+      packetFor(uniqueId("unrelated"), { agent: uniqueId("other-agent"), questions_for_human: [{ id: "q1", question: "Which region?" }] }),
+    );
+
+    await page.goto(`/?agent=${encodeURIComponent(agentA)}`);
+    await expect(page.getByTestId("board-card")).toHaveCount(2);
+    await expect(card(page, critical.thread_key)).toBeVisible();
+    await expect(card(page, low.thread_key)).toBeVisible();
+    await expect(page.getByRole("searchbox", { name: "Agent", exact: true })).toHaveValue(agentA);
+
+    await page.goto("/?severity=critical");
+    const criticalBoard = await getBoard(request, agentToken, { severity: "critical" });
+    await expectCountsMatch(page, criticalBoard);
+    for (const title of COLUMN_TITLES) {
+      for (const c of await cardsIn(page, title).all()) await expect(c).toContainText("critical");
+    }
+    expect(cardsOf(criticalBoard).every((c) => c.active_packet.highest_severity === "critical")).toBe(true);
+    await expect(page.getByRole("combobox", { name: /^Severity/ })).toHaveValue("critical");
+    await page.goto(`/?severity=critical&q=${encodeURIComponent(run)}`);
+    await expect(page.getByTestId("board-card")).toHaveCount(1);
+    await expect(card(page, critical.thread_key)).toBeVisible();
+
+    await page.goto(`/?flag=open_questions&q=${encodeURIComponent(run)}`);
+    await expect(page.getByTestId("board-card")).toHaveCount(1);
+    await expect(card(page, asking.thread_key)).toBeVisible();
+    await expect(card(page, otherAsking.thread_key)).toHaveCount(0);
+    await expect(page.getByRole("combobox", { name: /^Flag/ })).toHaveValue("open_questions");
+    await expect(page.getByRole("searchbox", { name: "Search (/)" })).toHaveValue(run);
+  });
+
+  test("typing in Search updates ?q= after the debounce; the Severity select updates ?severity=", async ({ page, request, agentToken }) => {
+    const run = uniqueId("typed");
+    const high = await storePacket(
+      request,
+      agentToken,
+      packetFor(`${run}/high`, { open_risks: [{ severity: "high", detail: "retries twice" }], next_action: `retry ${run}` }),
+    );
+    const quiet = await storePacket(request, agentToken, packetFor(`${run}/quiet`, { open_risks: [], next_action: `ship ${run}` }));
+
+    await page.goto("/");
+    await waitForLive(page);
+    await page.getByRole("searchbox", { name: "Search (/)" }).fill(run);
+    await expect(page).toHaveURL(new RegExp(`[?&]q=${run}(&|$)`));
+    await expect(page.getByTestId("board-card")).toHaveCount(2);
+    await expect(card(page, high.thread_key)).toBeVisible();
+    await expect(card(page, quiet.thread_key)).toBeVisible();
+
+    await page.getByRole("combobox", { name: /^Severity/ }).selectOption("high");
+    await expect(page).toHaveURL(/[?&]severity=high(&|$)/);
+    await expect(page).toHaveURL(new RegExp(`[?&]q=${run}(&|$)`));
+    await expect(page.getByTestId("board-card")).toHaveCount(1);
+    await expect(card(page, high.thread_key)).toBeVisible();
+
+    // A shared link gives the same view.
+    const shared = page.url();
+    await page.goto("/");
+    await page.goto(shared);
+    await expect(page.getByTestId("board-card")).toHaveCount(1);
+    await expect(page.getByRole("searchbox", { name: "Search (/)" })).toHaveValue(run);
+
+    await page.getByRole("combobox", { name: /^Severity/ }).selectOption("");
+    await expect(page).not.toHaveURL(/severity=/);
+    await expect(page.getByTestId("board-card")).toHaveCount(2);
+  });
+});
+
+test.describe("keyboard", () => {
+  /** Two cards in Needs you (critical above high) and two in Ready, alone on the board under `?q=<run>`. */
+  async function fourCards(request: APIRequestContext, token: string) {
+    const run = uniqueId("keys");
+    for (const [name, risks] of [
+      ["needs-critical", [{ severity: "critical", detail: "a" }]],
+      ["needs-high", [{ severity: "high", detail: "b" }]],
+      ["ready-medium", [{ severity: "medium", detail: "c" }]],
+      ["ready-low", [{ severity: "low", detail: "d" }]],
+    ] as const) {
+      await storePacket(request, token, packetFor(`${run}/${name}`, { open_risks: risks, next_action: `step of ${run} ${name}` }));
+    }
+    const board = await getBoard(request, token, { q: run });
+    const needs = board.columns.find((c) => c.id === "needs_you")!.cards.map((c) => c.key);
+    const ready = board.columns.find((c) => c.id === "ready")!.cards.map((c) => c.key);
+    expect(needs).toEqual([`${run}/needs-critical`, `${run}/needs-high`]);
+    expect(ready).toEqual([`${run}/ready-medium`, `${run}/ready-low`]);
+    return { run, needs, ready };
+  }
+
+  test("on a freshly loaded board, / focuses the search box, Escape leaves it, and the first j focuses the first card", async ({
+    page,
+    request,
+    agentToken,
+  }) => {
+    const { run, needs } = await fourCards(request, agentToken);
+    await page.goto(`/?q=${encodeURIComponent(run)}`);
+    await waitForLive(page);
+    await expect(page.getByTestId("board-card")).toHaveCount(4);
+    const search = page.getByRole("searchbox", { name: "Search (/)" });
+
+    // Nothing has the focus yet (document.body): the shortcuts must work from here.
+    await page.keyboard.press("/");
+    await expect(search).toBeFocused();
+    await expect(search).toHaveValue(run);
+    await page.keyboard.press("Escape");
+    await expect(search).not.toBeFocused();
+    // The first move lands on the first card of the first non-empty column (Running is empty).
+    await page.keyboard.press("j");
+    await expect.poll(() => focusedKey(page)).toBe(needs[0]);
+  });
+
+  test("from a card, arrow keys and j/k/h/l move across cards and columns, and Enter opens the thread", async ({
+    page,
+    request,
+    agentToken,
+  }) => {
+    const { run, needs, ready } = await fourCards(request, agentToken);
+    await page.goto(`/?q=${encodeURIComponent(run)}`);
+    await waitForLive(page);
+    await expect(page.getByTestId("board-card")).toHaveCount(4);
+    const search = page.getByRole("searchbox", { name: "Search (/)" });
+
+    // Tab order: the filters, then the first card of each non-empty column.
+    await search.focus();
+    for (let i = 0; i < 10 && (await focusedKey(page)) === null; i++) await page.keyboard.press("Tab");
+    await expect.poll(() => focusedKey(page)).toBe(needs[0]);
+
+    await page.keyboard.press("j");
+    await expect.poll(() => focusedKey(page)).toBe(needs[1]);
+    await page.keyboard.press("ArrowDown"); // already the last: stays
+    await expect.poll(() => focusedKey(page)).toBe(needs[1]);
+    await page.keyboard.press("k");
+    await expect.poll(() => focusedKey(page)).toBe(needs[0]);
+    await page.keyboard.press("l");
+    await expect.poll(() => focusedKey(page)).toBe(ready[0]);
+    await page.keyboard.press("ArrowDown");
+    await expect.poll(() => focusedKey(page)).toBe(ready[1]);
+    // Right of Ready every column is empty: the focus stays.
+    await page.keyboard.press("ArrowRight");
+    await expect.poll(() => focusedKey(page)).toBe(ready[1]);
+    await page.keyboard.press("h");
+    await expect.poll(() => focusedKey(page)).toBe(needs[1]);
+    await page.keyboard.press("ArrowUp");
+    await expect.poll(() => focusedKey(page)).toBe(needs[0]);
+    await page.keyboard.press("ArrowRight");
+    await expect.poll(() => focusedKey(page)).toBe(ready[0]);
+    await page.keyboard.press("ArrowLeft");
+    await expect.poll(() => focusedKey(page)).toBe(needs[0]);
+    // Left of Needs you, Running is empty: the focus stays.
+    await page.keyboard.press("h");
+    await expect.poll(() => focusedKey(page)).toBe(needs[0]);
+
+    // Enter on a focused card opens its thread.
+    await page.keyboard.press("l");
+    await page.keyboard.press("j");
+    await expect.poll(() => focusedKey(page)).toBe(ready[1]);
+    await page.keyboard.press("Enter");
+    await expect(page).toHaveURL(`/threads/${encodeURIComponent(ready[1]!)}`);
+    await expect(page.getByRole("heading", { name: "Next action" })).toBeVisible();
+    await expect(page.getByText(`step of ${run} ready-low`, { exact: true }).first()).toBeVisible();
+  });
+
+  test("from a card, / focuses the search box, keys typed there are text, and Escape leaves it with the filter kept", async ({
+    page,
+    request,
+    agentToken,
+  }) => {
+    const { run, needs } = await fourCards(request, agentToken);
+    await page.goto(`/?q=${encodeURIComponent(run)}`);
+    await waitForLive(page);
+    await card(page, needs[0]!).focus();
+    const search = page.getByRole("searchbox", { name: "Search (/)" });
+
+    await page.keyboard.press("/");
+    await expect(search).toBeFocused();
+    await expect(search).toHaveValue(run);
+    await page.keyboard.press("End");
+    await page.keyboard.press("j");
+    await expect(search).toHaveValue(`${run}j`);
+    await expect.poll(() => focusedKey(page)).toBe(null);
+    await page.keyboard.press("Backspace");
+    await expect(search).toHaveValue(run);
+    await page.keyboard.press("Escape");
+    await expect(search).not.toBeFocused();
+    // Leaving the box is not clearing it: the filter, and the URL, stay.
+    await expect(search).toHaveValue(run);
+    await page.waitForTimeout(600); // longer than the filters' 250 ms debounce
+    await expect(page).toHaveURL(new RegExp(`[?&]q=${run}(&|$)`));
+    await expect(page.getByTestId("board-card")).toHaveCount(4);
+  });
+});
+
+test("a packet posted while the board is open appears without reload, and its column's count goes up", async ({
+  page,
+  request,
+  agentToken,
+}) => {
+  await page.goto("/");
+  await waitForLive(page);
+  const before = await columnCount(page, "Needs you");
+  const agent = uniqueId("live-agent");
+  const key = uniqueId("live");
+  // Critical and newest: first in Needs you, so rendered even in a long virtualised column.
+  await storePacket(
+    request,
+    agentToken,
+    packetFor(key, { agent, open_risks: [{ severity: "critical", detail: "posted while watching" }], next_action: `look at ${key} now` }),
+  );
+  await expect(card(page, key)).toBeVisible({ timeout: 5_000 });
+  await expect(card(page, key)).toHaveAttribute("aria-label", `${agent}: look at ${key} now`);
+  await expect(cardsIn(page, "Needs you").filter({ has: page.getByText(agent, { exact: true }) })).toHaveCount(1);
+  await expect.poll(() => columnCount(page, "Needs you"), { timeout: 5_000 }).toBe(before + 1);
+  // No reload happened: the page's first navigation is the only one.
+  expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
+});
+
+test("the theme toggle switches to dark, and a reload keeps it", async ({ page }) => {
+  await page.goto("/");
+  const html = page.locator("html");
+  await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
+  await page.getByRole("button", { name: "Switch to the dark theme" }).click();
+  await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
+  await expect(page.getByRole("button", { name: "Switch to the light theme" })).toBeVisible();
+  await page.reload();
+  await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
+  await expect(page.getByRole("button", { name: "Switch to the light theme" })).toBeVisible();
+  await page.getByRole("button", { name: "Switch to the light theme" }).click();
+  await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
+  await page.reload();
+  await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
+});
