@@ -1,17 +1,7 @@
 import { defineConfig } from "@playwright/test";
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./e2e/support/chromium";
 
 export const E2E_PORT = Number(process.env.BATON_E2E_PORT ?? 3210);
-
-// Debian's Chromium: Playwright cannot download its own browsers here (platform-facts.md).
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-gpu",
-  "--disable-quic",
-];
 
 export default defineConfig({
   testDir: "e2e",
@@ -25,7 +15,7 @@ export default defineConfig({
   use: {
     baseURL: `http://127.0.0.1:${E2E_PORT}`,
     browserName: "chromium",
-    launchOptions: { executablePath: process.env.BATON_CHROMIUM ?? "/usr/bin/chromium", args: CHROMIUM_ARGS },
+    launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS },
     trace: "off",
   },
   // The first-run (empty board) spec needs the database before anything is posted: it runs first.

@@ -7,16 +7,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, t
 import { authenticateBearer, listApiTokens } from "../lib/auth/tokens";
 import { database } from "../lib/db";
 import { BatonError } from "../lib/errors";
-import { useTempDatabase } from "../lib/testing/temp-database";
+import { freshDatabaseForThisFile } from "../lib/testing/temp-database";
 import { main } from "./main";
 
-let temp: Awaited<ReturnType<typeof useTempDatabase>>;
-beforeAll(async () => {
-  temp = await useTempDatabase();
-});
-afterAll(async () => {
-  await temp.dispose();
-});
+freshDatabaseForThisFile();
 
 let log: MockInstance<typeof console.log>;
 let error: MockInstance<typeof console.error>;

@@ -2,16 +2,9 @@ import { chromium, type Browser } from "@playwright/test";
 
 /** First-view figures of a page in headless Chromium (Debian's: Playwright cannot download its own here). */
 
-export const CHROMIUM_PATH = process.env.BATON_CHROMIUM ?? "/usr/bin/chromium";
-export const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-gpu",
-  "--disable-quic",
-];
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../e2e/support/chromium";
+
+export { CHROMIUM_ARGS, CHROMIUM_PATH };
 const NAVIGATION_TIMEOUT_MS = 60_000;
 
 export interface FirstView {

@@ -1,18 +1,12 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../db";
 import { BatonError } from "../errors";
 import { ingestPacket, type IngestSource } from "../ingest/ingest";
-import { useTempDatabase } from "../testing/temp-database";
+import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { authenticateBearer, createApiToken, listApiTokens, revokeApiToken } from "./tokens";
 
-let temp: Awaited<ReturnType<typeof useTempDatabase>>;
-beforeAll(async () => {
-  temp = await useTempDatabase();
-});
-afterAll(async () => {
-  await temp.dispose();
-});
+freshDatabaseForThisFile();
 
 const TOKEN_FORMAT = /^btn_([a-z0-9]{8})_([A-Za-z0-9]{32})$/;
 

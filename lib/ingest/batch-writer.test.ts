@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { database } from "../db";
-import { useTempDatabase } from "../testing/temp-database";
+import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { announceArrival, ingestWriterStats } from "./batch-writer";
 import { ingestPacket, type IngestSource } from "./ingest";
 import { ingestRequestBody } from "./request";
 
-let temp: Awaited<ReturnType<typeof useTempDatabase>>;
-beforeAll(async () => {
-  temp = await useTempDatabase();
-});
-afterAll(async () => {
-  await temp.dispose();
-});
+freshDatabaseForThisFile();
 
 const http: IngestSource = { kind: "http", actor: "token:test" };
 const T0 = Date.parse("2026-11-29T06:00:00.000Z");

@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { database } from "../db";
 import { BatonError } from "../errors";
-import { useTempDatabase } from "../testing/temp-database";
+import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { listActiveThreads } from "../threads/queries";
 import { threadListQuerySchema } from "../threads/filters";
 import { ingestPacket, type IngestSource } from "./ingest";
 import { ingestRequestBody } from "./request";
 
-let temp: Awaited<ReturnType<typeof useTempDatabase>>;
-beforeAll(async () => {
-  temp = await useTempDatabase();
-});
-afterAll(async () => {
-  await temp.dispose();
-});
+freshDatabaseForThisFile();
 
 const http: IngestSource = { kind: "http", actor: "token:test" };
 const HOUR = 3_600_000;

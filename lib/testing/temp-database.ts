@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -23,5 +24,23 @@ export async function useTempDatabase(): Promise<{ dir: string; url: string; dis
       await closeDatabase();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * For a test file: a fresh database before its tests, removed after them.
+ * Returns a getter, since the folder exists only once beforeAll has run.
+ */
+export function freshDatabaseForThisFile(): () => Awaited<ReturnType<typeof useTempDatabase>> {
+  let temp: Awaited<ReturnType<typeof useTempDatabase>> | undefined;
+  beforeAll(async () => {
+    temp = await useTempDatabase();
+  });
+  afterAll(async () => {
+    await temp?.dispose();
+  });
+  return () => {
+    if (!temp) throw new Error("the temporary database is created in beforeAll");
+    return temp;
   };
 }

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../db";
 import { BatonError } from "../errors";
 import { ingestPacket, type IngestSource } from "../ingest/ingest";
-import { useTempDatabase } from "../testing/temp-database";
+import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { threadListQuerySchema } from "./filters";
 import { getMergedHandoff, getThreadDetail, listActiveThreads } from "./queries";
 
-let temp: Awaited<ReturnType<typeof useTempDatabase>>;
-beforeAll(async () => {
-  temp = await useTempDatabase();
-});
-afterAll(async () => {
-  await temp.dispose();
-});
+freshDatabaseForThisFile();
 
 const http: IngestSource = { kind: "http", actor: "token:test" };
 const HOUR = 3_600_000;
