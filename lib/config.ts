@@ -26,6 +26,8 @@ const envSchema = z.object({
   /** project=path pairs: where verdict pointers of a project's packets are read. */
   BATON_WORKSPACE_ROOTS: list,
   BATON_STALE_HOURS: z.coerce.number().positive().default(24),
+  /** How often watched folders are walked for files the watcher missed. */
+  BATON_WATCH_RESCAN_SECONDS: z.coerce.number().positive().default(5),
   BATON_SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
 });
 

@@ -1,6 +1,8 @@
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
+import { config } from "../config";
 import { ingestHandoffFile } from "./ingest-file";
+import { findChangedHandoffs } from "./rescan";
 
 const HANDOFF_FILE = "handoff.json";
 
@@ -17,7 +19,7 @@ export interface FolderWatcher {
  * and ingests each through the one ingest path. Events for one file are
  * handled in order, one at a time; a failure is logged, never thrown.
  */
-export function watchHandoffFolders(folders: string[]): FolderWatcher {
+export function watchHandoffFolders(folders: string[], options: { rescanMs?: number } = {}): FolderWatcher {
   const queues = new Map<string, Promise<void>>();
   const watcher: FSWatcher = watch(folders, {
     ignoreInitial: false,
@@ -46,11 +48,28 @@ export function watchHandoffFolders(folders: string[]): FolderWatcher {
   watcher.on("error", (error) => console.error("baton: folder watcher error:", error));
 
   const ready = new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+
+  // A periodic rescan catches what the watcher missed (a file written into a folder
+  // created a moment before); re-reading known content is only a dedupe.
+  const seen = new Map<string, string>();
+  let rescanning: Promise<void> = ready.then(() => findChangedHandoffs(folders, seen).then(() => undefined));
+  const timer = setInterval(() => {
+    rescanning = rescanning
+      .then(() => findChangedHandoffs(folders, seen))
+      .then((files) => files.forEach(enqueue))
+      .catch((error: unknown) => console.error("baton: rescanning watched folders failed:", error));
+  }, options.rescanMs ?? config().BATON_WATCH_RESCAN_SECONDS * 1000);
+  timer.unref();
+
   return {
     ready,
     async idle() {
       while (queues.size) await Promise.all([...queues.values()]);
     },
-    close: () => watcher.close(),
+    async close() {
+      clearInterval(timer);
+      await rescanning;
+      await watcher.close();
+    },
   };
 }
