@@ -68,6 +68,8 @@ export function BoardClient({ initialBoard, initialSearch }: { initialBoard: Boa
   const queryClient = useQueryClient();
   const searchRef = useRef<HTMLInputElement>(null);
   const [position, setPosition] = useState<Position | null>(null);
+  // Counts keyboard moves: only those move the DOM focus (a click or Tab already did).
+  const [focusRequest, setFocusRequest] = useState(0);
 
   const { data: board, error } = useQuery({
     queryKey: ["board", search],
@@ -126,6 +128,7 @@ export function BoardClient({ initialBoard, initialSearch }: { initialBoard: Boa
     // The first key press lands on the first card; later ones move from where the focus is.
     const row = position ? Math.max(0, Math.min(count - 1, start.row + move[1])) : 0;
     setPosition({ column, row });
+    setFocusRequest((count) => count + 1);
   };
 
   // Keyboard shortcuts work wherever the focus is on the page (a fresh load leaves it on <body>):
@@ -165,6 +168,7 @@ export function BoardClient({ initialBoard, initialSearch }: { initialBoard: Boa
               cards={column.cards}
               now={now}
               focusedRow={position?.column === index ? position.row : null}
+              focusRequest={position?.column === index ? focusRequest : 0}
               onFocusRow={(row) => setPosition({ column: index, row })}
             />
           ))}

@@ -13,13 +13,15 @@ interface BoardColumnProps {
   now: number;
   /** Row of the focused card when the focus is in this column, else null. */
   focusedRow: number | null;
+  /** Changes when the keyboard moved the focus to `focusedRow` (0 when it did not). */
+  focusRequest: number;
   onFocusRow: (row: number) => void;
 }
 
 const ESTIMATED_CARD_HEIGHT = 170;
 
 /** A column whose cards are virtualised: only the visible ones are in the DOM, even with 500. */
-export function BoardColumn({ id, title, count, cards, now, focusedRow, onFocusRow }: BoardColumnProps) {
+export function BoardColumn({ id, title, count, cards, now, focusedRow, focusRequest, onFocusRow }: BoardColumnProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const cardRefs = useRef(new Map<number, HTMLAnchorElement>());
   // eslint-disable-next-line react-hooks/incompatible-library -- the virtualizer's functions are not memoised; nothing here relies on them being stable.
@@ -33,13 +35,15 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, onFocusR
     getItemKey: (index) => cards[index]?.key ?? index,
   });
 
-  // Synchronises the DOM focus (outside React) with the keyboard position.
+  // Synchronises the DOM focus (outside React) with a keyboard move. Only keyboard moves:
+  // re-focusing a card the user clicked could take the focus back from the search box.
   useEffect(() => {
-    if (focusedRow === null) return;
+    if (focusedRow === null || focusRequest === 0) return;
     virtualizer.scrollToIndex(focusedRow, { align: "auto" });
     const frame = requestAnimationFrame(() => cardRefs.current.get(focusedRow)?.focus({ preventScroll: true }));
     return () => cancelAnimationFrame(frame);
-  }, [focusedRow, virtualizer]);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- runs per keyboard move, not when a focus event moved the position.
+  }, [focusRequest]);
 
   const headingId = `column-${id}`;
   return (
