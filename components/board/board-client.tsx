@@ -80,8 +80,10 @@ export function BoardClient({ initialBoard, initialSearch }: { initialBoard: Boa
     placeholderData: (previous) => previous,
   });
 
+  // A fetch already under way may have started before the event: it is cancelled and
+  // started again (cancelRefetch), else the news would wait for the next event.
   const refresh = useThrottledRefresh(
-    useCallback(() => void queryClient.invalidateQueries({ queryKey: ["board"] }, { cancelRefetch: false }), [queryClient]),
+    useCallback(() => void queryClient.invalidateQueries({ queryKey: ["board"] }), [queryClient]),
   );
   const live = useLedgerStream({ url: "/api/v1/stream", onEvents: refresh, onReset: refresh });
 
