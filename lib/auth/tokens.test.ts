@@ -3,22 +3,13 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../db";
 import { BatonError } from "../errors";
 import { ingestPacket, type IngestSource } from "../ingest/ingest";
+import { expectBatonError } from "../testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { authenticateBearer, createApiToken, listApiTokens, revokeApiToken } from "./tokens";
 
 freshDatabaseForThisFile();
 
 const TOKEN_FORMAT = /^btn_([a-z0-9]{8})_([A-Za-z0-9]{32})$/;
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<BatonError> {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(BatonError);
-  expect((error as BatonError).code).toBe(code);
-  return error as BatonError;
-}
 
 describe("API tokens", () => {
   it("creates a token shown once and stores only its hash", async () => {
@@ -52,9 +43,9 @@ describe("API tokens", () => {
   });
 
   it("refuses a token without a name or a scope", async () => {
-    await expectCode(createApiToken("   ", ["packets:read"]), "invalid_request");
-    await expectCode(createApiToken("x".repeat(101), ["packets:read"]), "invalid_request");
-    await expectCode(createApiToken("no scopes", []), "invalid_request");
+    await expectBatonError(createApiToken("   ", ["packets:read"]), "invalid_request");
+    await expectBatonError(createApiToken("x".repeat(101), ["packets:read"]), "invalid_request");
+    await expectBatonError(createApiToken("no scopes", []), "invalid_request");
   });
 
   it("lists tokens as prefix...last4 without the secret", async () => {
@@ -91,14 +82,14 @@ describe("API tokens", () => {
       "Bearer btn_short_abc",
       `Bearer ${token} ${token}`,
     ]) {
-      const error = await expectCode(authenticateBearer(header, "packets:write"), "unauthenticated");
+      const error = await expectBatonError(authenticateBearer(header, "packets:write"), "unauthenticated");
       expect(error.status, String(header)).toBe(401);
     }
   });
 
   it("refuses a valid token without the scope as forbidden", async () => {
     const { token } = await createApiToken("reader", ["packets:read"]);
-    const error = await expectCode(authenticateBearer(`Bearer ${token}`, "packets:write"), "forbidden");
+    const error = await expectBatonError(authenticateBearer(`Bearer ${token}`, "packets:write"), "forbidden");
     expect(error.status).toBe(403);
     expect(error.details).toEqual({ required_scope: "packets:write", token_scopes: ["packets:read"] });
   });
@@ -108,7 +99,7 @@ describe("API tokens", () => {
     await authenticateBearer(`Bearer ${token}`, "packets:write");
     const revoked = await revokeApiToken(summary.id);
     expect(revoked.revoked_at).not.toBeNull();
-    await expectCode(authenticateBearer(`Bearer ${token}`, "packets:write"), "unauthenticated");
+    await expectBatonError(authenticateBearer(`Bearer ${token}`, "packets:write"), "unauthenticated");
     // Revoking again keeps the first revocation time.
     expect((await revokeApiToken(summary.id)).revoked_at).toBe(revoked.revoked_at);
   });
@@ -116,8 +107,8 @@ describe("API tokens", () => {
   it("revokes by the displayed prefix too", async () => {
     const { token, summary } = await createApiToken("by-display", ["packets:write"]);
     await revokeApiToken(summary.display);
-    await expectCode(authenticateBearer(`Bearer ${token}`, "packets:write"), "unauthenticated");
-    await expectCode(revokeApiToken("btn_nothere"), "not_found");
+    await expectBatonError(authenticateBearer(`Bearer ${token}`, "packets:write"), "unauthenticated");
+    await expectBatonError(revokeApiToken("btn_nothere"), "not_found");
   });
 
   describe("while another request's transaction rolls back", () => {
@@ -139,7 +130,7 @@ describe("API tokens", () => {
         expect(revoke.status).toBe("fulfilled");
         const db = await database();
         expect((await db.apiToken.findUniqueOrThrow({ where: { id: summary.id } })).revokedAt).toBeInstanceOf(Date);
-        await expectCode(authenticateBearer(`Bearer ${token}`, "packets:write"), "unauthenticated");
+        await expectBatonError(authenticateBearer(`Bearer ${token}`, "packets:write"), "unauthenticated");
       }
     });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { database } from "../db";
-import { BatonError } from "../errors";
+import { expectBatonError } from "../testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { listActiveThreads } from "../threads/queries";
 import { threadListQuerySchema } from "../threads/filters";
@@ -52,16 +52,6 @@ async function rowCounts() {
     threads: await db.thread.count(),
     idempotency: await db.idempotencyRecord.count(),
   };
-}
-
-async function expectBatonError(promise: Promise<unknown>, code: string): Promise<BatonError> {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(BatonError);
-  expect((error as BatonError).code).toBe(code);
-  return error as BatonError;
 }
 
 describe("ingestPacket", () => {
