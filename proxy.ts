@@ -1,4 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
+import { SESSION_COOKIE } from "./lib/auth/session-cookie";
 
 /**
  * A path segment with a broken percent-escape (`/api/v1/threads/%ZZ`) makes
@@ -8,7 +9,6 @@ import { NextResponse, type NextRequest } from "next/server";
 export function proxy(request: NextRequest): NextResponse {
   try {
     decodeURIComponent(request.nextUrl.pathname);
-    return NextResponse.next();
   } catch {
     return NextResponse.json(
       {
@@ -21,9 +21,18 @@ export function proxy(request: NextRequest): NextResponse {
       { status: 400 },
     );
   }
+  // Pages without any session cookie go straight to sign-in. Only a first line of
+  // defence: every page checks the session itself (lib/auth/page-person.ts).
+  if (!request.nextUrl.pathname.startsWith("/api/") && !request.cookies.has(SESSION_COOKIE)) {
+    const signIn = new URL("/sign-in", request.url);
+    signIn.searchParams.set("next", request.nextUrl.pathname + request.nextUrl.search);
+    return NextResponse.redirect(signIn);
+  }
+  return NextResponse.next();
 }
 
 export const config = {
-  // Only routes with path parameters; the ingest endpoint stays free of this hop.
-  matcher: ["/api/v1/threads/:path+", "/api/v1/packets/:path+", "/threads/:path*"],
+  // API routes with path parameters, and pages (not sign-in, first-run or static files);
+  // the ingest endpoint stays free of this hop.
+  matcher: ["/api/v1/threads/:path+", "/api/v1/packets/:path+", "/((?!api/|_next/|sign-in|setup|icon\\.svg|favicon\\.ico).*)"],
 };

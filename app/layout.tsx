@@ -2,7 +2,10 @@ import type { Metadata } from "next";
 import { cookies } from "next/headers";
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { SignOutButton } from "@/components/auth/sign-out-button";
 import { ThemeToggle } from "@/components/theme-toggle";
+import { currentPagePerson } from "@/lib/auth/page-person";
+import { abilitiesOf } from "@/lib/auth/roles";
 import { THEME_COOKIE } from "@/lib/theme";
 import { Providers } from "./providers";
 import "./globals.css";
@@ -12,18 +15,53 @@ export const metadata: Metadata = {
   description: "Which of your agents needs you, and why.",
 };
 
+const navLinkClass = "rounded-sm text-sm text-zinc-700 hover:underline focus-visible:outline-2 focus-visible:outline-sky-600 dark:text-zinc-300";
+
 export default async function RootLayout({ children }: { children: ReactNode }) {
   const theme = (await cookies()).get(THEME_COOKIE)?.value === "dark" ? "dark" : "light";
+  // Links are only a convenience: every page and endpoint checks the person again.
+  const person = await currentPagePerson();
+  const can = person ? abilitiesOf(person.role) : null;
   return (
     <html lang="en" className={theme === "dark" ? "dark" : undefined}>
       <body className="flex h-screen flex-col bg-zinc-50 text-zinc-900 antialiased dark:bg-zinc-950 dark:text-zinc-100">
-        <header className="flex items-center justify-between border-b border-zinc-200 px-4 py-2 dark:border-zinc-800">
-          <nav aria-label="Main" className="flex items-center gap-4">
+        <header className="flex flex-wrap items-center justify-between gap-2 border-b border-zinc-200 px-4 py-2 dark:border-zinc-800">
+          <nav aria-label="Main" className="flex flex-wrap items-center gap-4">
             <Link href="/" className="text-lg font-bold">
               Baton
             </Link>
+            {person ? (
+              <>
+                <Link href="/" className={navLinkClass}>
+                  Board
+                </Link>
+                <Link href="/questions" className={navLinkClass}>
+                  Questions
+                </Link>
+                {can?.administer ? (
+                  <>
+                    <Link href="/admin/users" className={navLinkClass}>
+                      Users
+                    </Link>
+                    <Link href="/admin/tokens" className={navLinkClass}>
+                      Tokens
+                    </Link>
+                  </>
+                ) : null}
+              </>
+            ) : null}
           </nav>
-          <ThemeToggle initial={theme} />
+          <div className="flex items-center gap-3">
+            {person ? (
+              <>
+                <span className="text-sm text-zinc-600 dark:text-zinc-400">
+                  {person.username} ({person.role})
+                </span>
+                <SignOutButton />
+              </>
+            ) : null}
+            <ThemeToggle initial={theme} />
+          </div>
         </header>
         <Providers>{children}</Providers>
       </body>

@@ -63,6 +63,12 @@ export async function closeDatabase(): Promise<void> {
   if (current) await (await current.client).$disconnect();
 }
 
+/** True when a write broke a UNIQUE constraint (another writer got there first). */
+export function isUniqueViolation(error: unknown): boolean {
+  const record = error as { code?: string; message?: string } | null;
+  return record?.code === "P2002" || /Unique constraint|UniqueConstraintViolation/.test(record?.message ?? "");
+}
+
 const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED"]);
 
 /** True for a database that is busy right now (another writer), worth a retry. */

@@ -1,16 +1,14 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { z } from "zod";
 import { database, inTransaction, sqlExecutor } from "../db";
 import { BatonError } from "../errors";
 import { newId } from "../ids";
 import { Prisma } from "../generated/prisma/client";
 import { appendLedgerEvents } from "../ledger/events";
 import { announceLedger } from "../ledger/bus";
+import { tokenSummarySchema, type TokenSummary } from "./dto";
+import { TOKEN_SCOPES, tokenScopeSchema, type TokenScope } from "./token-scopes";
 
-/** Scopes an API token can carry. */
-export const TOKEN_SCOPES = ["packets:write", "packets:read", "events:write"] as const;
-export type TokenScope = (typeof TOKEN_SCOPES)[number];
-export const tokenScopeSchema = z.enum(TOKEN_SCOPES);
+export { TOKEN_SCOPES, tokenScopeSchema, tokenSummarySchema, type TokenScope, type TokenSummary };
 
 const TOKEN_PATTERN = /^btn_([a-z0-9]{8})_([A-Za-z0-9]{32})$/;
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -29,17 +27,6 @@ function randomString(length: number, alphabet: string): string {
 }
 
 const hashSecret = (token: string) => createHash("sha256").update(token).digest("hex");
-
-export const tokenSummarySchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  display: z.string(),
-  scopes: z.array(tokenScopeSchema),
-  created_at: z.string(),
-  last_used_at: z.string().nullable(),
-  revoked_at: z.string().nullable(),
-});
-export type TokenSummary = z.infer<typeof tokenSummarySchema>;
 
 interface TokenRow {
   id: string;

@@ -1,3 +1,5 @@
+import type { z } from "zod";
+import { parseInput } from "../parse-input";
 import { BatonError } from "../errors";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -7,7 +9,7 @@ export function assertJsonContentType(request: Request): void {
   if (!JSON_TYPE.test(type)) {
     throw new BatonError(
       "unsupported_media_type",
-      `Send the packet as JSON with Content-Type: application/json (got ${type ? `"${type.slice(0, 100)}"` : "none"}).`,
+      `Send JSON with Content-Type: application/json (got ${type ? `"${type.slice(0, 100)}"` : "none"}).`,
     );
   }
 }
@@ -44,4 +46,20 @@ export async function readBodyText(request: Request, limit: number): Promise<{ t
   } catch {
     throw new BatonError("invalid_encoding", "The body is not valid UTF-8; send JSON encoded as UTF-8.");
   }
+}
+
+/** Bodies of people's actions are small; anything bigger is not one. */
+export const ACTION_BODY_MAX_BYTES = 256 * 1024;
+
+/** Reads a JSON body (415 when it is not JSON) and parses it with `schema` (400 naming each bad field). */
+export async function readJsonBody<T extends z.ZodType>(request: Request, schema: T, what = "request body"): Promise<z.output<T>> {
+  assertJsonContentType(request);
+  const { text } = await readBodyText(request, ACTION_BODY_MAX_BYTES);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new BatonError("invalid_json", "The body is not valid JSON.");
+  }
+  return parseInput(schema, value, what);
 }

@@ -1,3 +1,6 @@
+import { requirePerson } from "../auth/person";
+import type { Person, Role } from "../auth/roles";
+import { authoriseRead, type Reader } from "../auth/read-access";
 import { authenticateBearer, type AuthenticatedToken, type TokenScope } from "../auth/tokens";
 import { errorResponse } from "./respond";
 
@@ -19,6 +22,38 @@ export function apiRoute<Params = Record<string, never>>(
     try {
       const token = await authenticateBearer(request.headers.get("authorization"), scope);
       return await handler({ request, params: await segment.params, token });
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+}
+
+/** Wraps a read handler: an API token with packets:read, or a signed-in person (lib/auth/read-access.ts). */
+export function readRoute<Params = Record<string, never>>(
+  handler: (context: { request: Request; params: Params; reader: Reader }) => Promise<Response>,
+) {
+  return async (request: Request, segment: { params: Promise<Params> }): Promise<Response> => {
+    try {
+      const reader = await authoriseRead(request);
+      return await handler({ request, params: await segment.params, reader });
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+}
+
+/**
+ * Wraps a human action's handler: from Baton's own pages, by a signed-in
+ * person with at least `role` (lib/auth/person.ts), checked before anything else.
+ */
+export function personRoute<Params = Record<string, never>>(
+  role: Role,
+  handler: (context: { request: Request; params: Params; person: Person }) => Promise<Response>,
+) {
+  return async (request: Request, segment: { params: Promise<Params> }): Promise<Response> => {
+    try {
+      const person = await requirePerson(request, role);
+      return await handler({ request, params: await segment.params, person });
     } catch (error) {
       return errorResponse(error);
     }

@@ -1,4 +1,4 @@
-import { inTransaction } from "../db";
+import { inTransaction, isUniqueViolation } from "../db";
 import { BatonError } from "../errors";
 import { announceLedger } from "../ledger/bus";
 import { storeBatch } from "./store-batch";
@@ -95,11 +95,6 @@ async function gather(): Promise<void> {
   while (queue.waiting.length < MAX_BATCH && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const record = error as { code?: string; message?: string } | null;
-  return record?.code === "P2002" || /Unique constraint|UniqueConstraintViolation/.test(record?.message ?? "");
 }
 
 async function writeTogether(batch: Waiting[]): Promise<void> {

@@ -12,6 +12,17 @@ export const LEDGER_KINDS = [
   "ingest_error",
   "token_created",
   "token_revoked",
+  "user_created",
+  "user_role_changed",
+  "user_disabled",
+  "user_enabled",
+  "signed_in",
+  "signed_out",
+  "human_approved",
+  "human_intervened",
+  "human_answered",
+  "packet_written_back",
+  "writeback_skipped",
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 

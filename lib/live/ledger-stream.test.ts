@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { startSession } from "../auth/sessions";
 import { createApiToken } from "../auth/tokens";
+import { createFirstAdmin } from "../auth/users";
 import { ingestPacket } from "../ingest/ingest";
 import { useTempDatabase } from "../testing/temp-database";
 import { ledgerFeedStatus } from "./ledger-feed";
@@ -9,11 +11,15 @@ import { authoriseRead as authoriseStream } from "../auth/read-access";
 let temp: Awaited<ReturnType<typeof useTempDatabase>>;
 let readToken: string;
 let writeOnlyToken: string;
+let admin: Awaited<ReturnType<typeof createFirstAdmin>>;
+let sessionSecret: string;
 
 beforeAll(async () => {
   temp = await useTempDatabase();
   readToken = (await createApiToken("reader", ["packets:read"])).token;
   writeOnlyToken = (await createApiToken("writer", ["packets:write"])).token;
+  admin = await createFirstAdmin({ username: "stream-admin", password: "a long enough password" });
+  sessionSecret = (await startSession(admin, "password")).secret;
 });
 afterAll(async () => {
   await temp.dispose();
@@ -32,6 +38,7 @@ function streamRequest(headers: Record<string, string> = {}, query = "", signal?
 }
 
 const withToken = (token = readToken, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, ...extra });
+const withSession = (secret = sessionSecret) => ({ cookie: `baton_session=${secret}`, "sec-fetch-site": "same-origin" });
 
 interface Message {
   id?: string;
@@ -97,29 +104,27 @@ describe("authoriseStream", () => {
     await expect(authoriseStream(streamRequest(withToken()))).resolves.toMatchObject({ kind: "token", token: { name: "reader" } });
   });
 
-  it("accepts a same-origin browser request without a token (temporary, until sign-in)", async () => {
-    await expect(authoriseStream(streamRequest({ "sec-fetch-site": "same-origin" }))).resolves.toEqual({
-      kind: "same-origin-browser",
-    });
+  it("accepts a signed-in person's session cookie", async () => {
+    await expect(authoriseStream(streamRequest(withSession()))).resolves.toEqual({ kind: "person", person: admin });
   });
 
-  it("refuses a request with neither", async () => {
-    for (const site of [undefined, "cross-site", "same-site", "none"]) {
+  it("refuses a request with neither, even one that says Sec-Fetch-Site: same-origin", async () => {
+    for (const site of [undefined, "same-origin", "cross-site", "same-site", "none"]) {
       const headers: Record<string, string> = site ? { "sec-fetch-site": site } : {};
       await expect(authoriseStream(streamRequest(headers))).rejects.toMatchObject({ code: "unauthenticated" });
     }
   });
 
-  it("checks a token that is sent, even from a same-origin page", async () => {
+  it("checks a token that is sent, even beside a valid session", async () => {
     await expect(
-      authoriseStream(streamRequest(withToken("btn_aaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", { "sec-fetch-site": "same-origin" }))),
+      authoriseStream(streamRequest(withToken("btn_aaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", withSession()))),
     ).rejects.toMatchObject({ code: "unauthenticated" });
     await expect(authoriseStream(streamRequest(withToken(writeOnlyToken)))).rejects.toMatchObject({ code: "forbidden" });
   });
 });
 
 describe("GET /api/v1/stream", () => {
-  it("answers 401 JSON without a token or a same-origin header, 403 without the scope", async () => {
+  it("answers 401 JSON without a token or a session, 403 without the scope", async () => {
     const response = await handleStreamRequest(streamRequest());
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
@@ -167,12 +172,17 @@ describe("GET /api/v1/stream", () => {
     expect(ledgerFeedStatus()).toMatchObject({ subscribers: 0, running: false });
   });
 
-  it("lets a same-origin page in without a token", async () => {
-    const response = await handleStreamRequest(streamRequest({ "sec-fetch-site": "same-origin" }));
+  it("lets a signed-in person's page in without a token, but not a same-origin header alone", async () => {
+    const response = await handleStreamRequest(streamRequest(withSession()));
     expect(response.status).toBe(200);
     const sse = sseReader(response);
     await sse.until((m) => m.event === "ready");
     await sse.cancel();
+
+    const refused = await handleStreamRequest(streamRequest({ "sec-fetch-site": "same-origin" }));
+    expect(refused.status).toBe(401);
+    expect((await errorOf(refused)).code).toBe("unauthenticated");
+    expect(openStreamCount()).toBe(0);
   });
 
   it("replays after Last-Event-ID (which wins over ?after), or after ?after", async () => {

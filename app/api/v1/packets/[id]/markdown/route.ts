@@ -1,9 +1,9 @@
-import { apiRoute } from "@/lib/http/route";
+import { readRoute } from "@/lib/http/route";
 import { renderHandoffMarkdown } from "@/lib/markdown/render-handoff";
 import { getPacket } from "@/lib/threads/queries";
 
 /** GET /api/v1/packets/{id}/markdown: one stored version as markdown, ready for a pull-request body. */
-export const GET = apiRoute<{ id: string }>("packets:read", async ({ params }) => {
+export const GET = readRoute<{ id: string }>(async ({ params }) => {
   const packet = await getPacket(params.id);
   // People's decisions are not stored yet (a later issue); the human section joins the render then.
   const markdown = renderHandoffMarkdown({

@@ -1,0 +1,27 @@
+import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { SetupForm } from "@/components/auth/setup-form";
+import { cardClass } from "@/components/auth/form-parts";
+import { PASSWORD_MIN } from "@/lib/auth/passwords";
+import { hasAnyUser } from "@/lib/auth/users";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Set up Baton" };
+
+/** First run: a fresh install has no accounts; the first one is the admin. Once anyone exists, this page is sign-in. */
+export default async function SetupPage() {
+  if (await hasAnyUser()) redirect("/sign-in");
+  return (
+    <main className="flex min-h-0 flex-1 flex-col items-center overflow-auto p-4">
+      <div className={`mt-8 w-full max-w-sm ${cardClass}`}>
+        <h1 id="setup-heading" className="mb-1 text-lg font-semibold">
+          Create the admin account
+        </h1>
+        <p className="mb-4 text-sm text-zinc-600 dark:text-zinc-400">
+          Baton has no accounts yet. The first one is the admin: it adds people and manages API tokens.
+        </p>
+        <SetupForm minPasswordLength={PASSWORD_MIN} />
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,40 @@
+"use client";
+
+import { useState } from "react";
+import { z } from "zod";
+import { sendJson } from "@/lib/browser/send-json";
+import { secondaryButtonClass } from "./form-parts";
+
+/** Ends the session on the server, then a full navigation to sign-in (nothing of the old page stays in memory). */
+export function SignOutButton() {
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <>
+      {error ? (
+        <span role="alert" className="text-sm text-red-700 dark:text-red-400">
+          {error}
+        </span>
+      ) : null}
+      <button
+        type="button"
+        disabled={pending}
+        className={secondaryButtonClass}
+        onClick={async () => {
+          setPending(true);
+          setError(null);
+          const result = await sendJson("DELETE", "/api/v1/session", undefined, z.null());
+          if (result.ok) {
+            // eslint-disable-next-line @next/next/no-location-assign-relative-destination -- a full navigation: nothing of the signed-in pages stays in memory.
+            window.location.assign("/sign-in");
+            return;
+          }
+          setPending(false);
+          setError(`Sign-out failed: ${result.message}`);
+        }}
+      >
+        Sign out
+      </button>
+    </>
+  );
+}

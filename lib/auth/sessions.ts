@@ -1,0 +1,117 @@
+import { createHash, randomBytes } from "node:crypto";
+import { database, inTransaction } from "../db";
+import { BatonError } from "../errors";
+import { appendLedgerEvents } from "../ledger/events";
+import { announceLedger } from "../ledger/bus";
+import { verifyAgainstDecoy, verifyPassword } from "./passwords";
+import type { Person } from "./roles";
+import { toPerson, usernameSchema } from "./users";
+
+export { SESSION_COOKIE } from "./session-cookie";
+import { SESSION_COOKIE } from "./session-cookie";
+/** A session lasts at most this long, and ends sooner after this much idleness. */
+export const SESSION_MAX_MS = 30 * 24 * 3_600_000;
+export const SESSION_IDLE_MS = 7 * 24 * 3_600_000;
+// Recording "last seen" on every request would make every page view a write.
+const TOUCH_EVERY_MS = 5 * 60_000;
+
+const sessionIdOf = (secret: string) => createHash("sha256").update(secret).digest("hex");
+
+export interface StartedSession {
+  /** The cookie's value; only its hash is stored. */
+  secret: string;
+  expiresAt: Date;
+  person: Person;
+}
+
+// Sign-in attempts per username that have not succeeded: counted when they start, so
+// guesses sent at the same time count one each; past the limit, refused for a while
+// whatever the password.
+const FAILURE_LIMIT = 5;
+const FAILURE_WINDOW_MS = 15 * 60_000;
+const SWEEP_ABOVE = 10_000;
+const failures = new Map<string, number[]>();
+
+function recentFailures(username: string, now: number): number[] {
+  if (failures.size > SWEEP_ABOVE) {
+    // Random usernames must not grow the map without bound.
+    for (const [name, times] of failures) if (times.every((at) => now - at >= FAILURE_WINDOW_MS)) failures.delete(name);
+  }
+  const kept = (failures.get(username) ?? []).filter((at) => now - at < FAILURE_WINDOW_MS);
+  if (kept.length) failures.set(username, kept);
+  else failures.delete(username);
+  return kept;
+}
+
+/** Starts a session for a person who just proved who they are; always a new session id. */
+export async function startSession(person: Person, how: "password" | "setup"): Promise<StartedSession> {
+  const secret = randomBytes(32).toString("base64url");
+  const now = new Date();
+  const expiresAt = new Date(now.getTime() + SESSION_MAX_MS);
+  await inTransaction(async (tx) => {
+    await tx.session.create({ data: { id: sessionIdOf(secret), userId: person.id, createdAt: now, lastSeenAt: now, expiresAt } });
+    await appendLedgerEvents(tx, [{ kind: "signed_in", actor: person.username, data: { user_id: person.id, how } }], now);
+  });
+  announceLedger();
+  return { secret, expiresAt, person };
+}
+
+/** Checks a username and password; too many failures in a row lock that username for a while (429). */
+export async function signIn(input: { username: unknown; password: unknown }): Promise<StartedSession> {
+  const parsed = usernameSchema.safeParse(input.username);
+  const password = typeof input.password === "string" ? input.password : "";
+  const username = parsed.success ? parsed.data : "";
+  const now = Date.now();
+  const recent = recentFailures(username, now);
+  if (recent.length >= FAILURE_LIMIT) {
+    const retryAfter = Math.ceil((recent[0]! + FAILURE_WINDOW_MS - now) / 1000);
+    throw new BatonError("rate_limited", "Too many failed sign-ins for this username; wait and try again.", null, retryAfter);
+  }
+  // Counted as a failure until it succeeds.
+  recent.push(now);
+  failures.set(username, recent);
+  const user = username ? await (await database()).user.findUnique({ where: { username } }) : null;
+  const ok = user && !user.disabledAt ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDecoy(password);
+  if (!ok || !user) throw new BatonError("unauthenticated", "Wrong username or password.");
+  failures.delete(username);
+  return startSession(toPerson(user), "password");
+}
+
+/** The person behind a session cookie, or null when it is unknown, ended, expired or idle too long. */
+export async function personOfSession(secret: string | undefined | null): Promise<Person | null> {
+  if (!secret || secret.length > 100) return null;
+  const db = await database();
+  const session = await db.session.findUnique({ where: { id: sessionIdOf(secret) }, include: { user: true } });
+  const now = Date.now();
+  if (!session || session.endedAt || session.user.disabledAt) return null;
+  if (session.expiresAt.getTime() <= now || now - session.lastSeenAt.getTime() > SESSION_IDLE_MS) return null;
+  if (now - session.lastSeenAt.getTime() > TOUCH_EVERY_MS) {
+    await inTransaction((tx) => tx.session.update({ where: { id: session.id }, data: { lastSeenAt: new Date(now) } }));
+  }
+  return toPerson(session.user);
+}
+
+/** Ends the session on the server: the cookie is worthless afterwards, even if someone kept a copy. */
+export async function endSession(secret: string | undefined | null): Promise<void> {
+  if (!secret) return;
+  const now = new Date();
+  const ended = await inTransaction(async (tx) => {
+    const session = await tx.session.findUnique({ where: { id: sessionIdOf(secret) }, include: { user: true } });
+    if (!session || session.endedAt) return false;
+    await tx.session.update({ where: { id: session.id }, data: { endedAt: now } });
+    await appendLedgerEvents(tx, [{ kind: "signed_out", actor: session.user.username, data: { user_id: session.userId } }], now);
+    return true;
+  });
+  if (ended) announceLedger();
+}
+
+/** The Set-Cookie value for a session; `Secure` when the page is served over https. */
+export function sessionCookie(secret: string, expiresAt: Date, secure: boolean): string {
+  const parts = [`${SESSION_COOKIE}=${secret}`, "Path=/", "HttpOnly", "SameSite=Lax", `Expires=${expiresAt.toUTCString()}`];
+  if (secure) parts.push("Secure");
+  return parts.join("; ");
+}
+
+export function clearedSessionCookie(secure: boolean): string {
+  return [`${SESSION_COOKIE}=`, "Path=/", "HttpOnly", "SameSite=Lax", "Max-Age=0", ...(secure ? ["Secure"] : [])].join("; ");
+}
