@@ -3,6 +3,8 @@ import { IngestErrors } from "@/components/threads/ingest-errors";
 import { loadBoard } from "@/lib/board/board";
 import { listRecentEvents } from "@/lib/ledger/queries";
 import { threadFiltersSchema } from "@/lib/threads/filters";
+import { requirePagePerson } from "@/lib/auth/page-person";
+import { abilitiesOf } from "@/lib/auth/roles";
 
 export const dynamic = "force-dynamic";
 
@@ -16,6 +18,7 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
 /** The board: rendered on the server with its data, then kept live in the browser. */
 export default async function BoardPage({ searchParams }: { searchParams: SearchParams }) {
+  const person = await requirePagePerson("/");
   const raw = Object.fromEntries(
     Object.entries(await searchParams).flatMap(([key, value]) => (typeof value === "string" ? [[key, value]] : [])),
   );
@@ -32,7 +35,7 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
       )}
       <IngestErrors events={ingestErrors} />
       {/* No Suspense boundary: the page is dynamic, so the board streams with the first paint. */}
-      <BoardClient initialBoard={board} initialSearch={new URLSearchParams(raw).toString()} />
+      <BoardClient initialBoard={board} initialSearch={new URLSearchParams(raw).toString()} canAct={abilitiesOf(person.role).act} />
     </main>
   );
 }

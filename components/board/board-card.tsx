@@ -6,61 +6,84 @@ import { SEVERITIES } from "@/lib/packet/severity";
 import { SeverityBadge } from "@/components/threads/severity-badge";
 import { threadHref } from "@/lib/threads/href";
 import { formatAge } from "@/lib/format/age";
+import { DecisionControls } from "@/components/human/decision-controls";
 
 interface BoardCardProps {
   card: BoardCardDto;
   now: number;
   focused: boolean;
   onFocus: () => void;
+  /** Whether the person may approve and intervene (the server checks again). */
+  canAct: boolean;
 }
 
 /** One thread on the board: everything a person needs without opening it; next_action largest. */
-export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function BoardCard({ card, now, focused, onFocus }, ref) {
+export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function BoardCard({ card, now, focused, onFocus, canAct }, ref) {
   const packet = card.active_packet;
   const counts = SEVERITIES.filter((severity) => packet.risk_counts[severity] > 0);
   const where = [card.project, card.branch, card.topic].filter(Boolean).join(" · ");
+  const name = card.agent ? `${card.agent} (${card.key})` : card.key;
+  // The link and the action buttons are siblings: buttons inside a link are neither valid nor usable.
   return (
-    <Link
-      ref={ref}
-      href={threadHref(card.key)}
-      tabIndex={focused ? 0 : -1}
-      onFocus={onFocus}
-      data-testid="board-card"
-      data-thread-key={card.key}
-      aria-label={`${card.agent ?? card.key}: ${packet.next_action ?? "no next action"}`}
-      title={card.column_reason}
-      className="block rounded-lg bg-white p-3 shadow-sm ring-1 ring-zinc-200 outline-none hover:ring-zinc-400 focus-visible:ring-2 focus-visible:ring-sky-600 dark:bg-zinc-900 dark:ring-zinc-800 dark:hover:ring-zinc-600"
-    >
-      <div className="flex flex-wrap items-center gap-1.5 text-xs text-zinc-600 dark:text-zinc-400">
-        <SeverityBadge severity={packet.highest_severity} />
-        <span className="font-semibold text-zinc-800 dark:text-zinc-200">{card.agent ?? "unknown agent"}</span>
-        <span className="truncate">{where || card.key}</span>
-      </div>
-      <p className="mt-1.5 text-base leading-snug font-semibold">
-        {packet.next_action ?? <span className="text-zinc-500 italic">No next action recorded</span>}
-      </p>
-      <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
-        {counts.length ? (
-          <span aria-label="Open risks by severity">
-            {counts.map((severity) => `${packet.risk_counts[severity]} ${severity}`).join(", ")}
-          </span>
-        ) : (
-          <span>no open risks</span>
-        )}
-        {packet.question_count ? <span>{packet.question_count} question(s) unanswered</span> : null}
-        <VerdictLabel state={card.verdict.state} reasons={card.verdict.reasons} />
-        <time dateTime={packet.received_at}>{formatAge(now - Date.parse(packet.received_at))} ago</time>
-      </div>
-      {packet.flags.length ? (
-        <ul className="mt-2 space-y-0.5 text-xs break-words" aria-label="Flags">
-          {packet.flags.map((flag) => (
-            <li key={flag.code}>
-              <span className="font-semibold">{FLAG_TITLES[flag.code]}:</span> {flag.reason}
-            </li>
-          ))}
-        </ul>
+    <div className="rounded-lg bg-white shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-900 dark:ring-zinc-800">
+      <Link
+        ref={ref}
+        href={threadHref(card.key)}
+        tabIndex={focused ? 0 : -1}
+        onFocus={onFocus}
+        data-testid="board-card"
+        data-thread-key={card.key}
+        aria-label={`${card.agent ?? card.key}: ${packet.next_action ?? "no next action"}`}
+        title={card.column_reason}
+        className="block rounded-lg p-3 outline-none hover:ring-1 hover:ring-zinc-400 focus-visible:ring-2 focus-visible:ring-sky-600 dark:hover:ring-zinc-600"
+      >
+        <div className="flex flex-wrap items-center gap-1.5 text-xs text-zinc-600 dark:text-zinc-400">
+          <SeverityBadge severity={packet.highest_severity} />
+          <span className="font-semibold text-zinc-800 dark:text-zinc-200">{card.agent ?? "unknown agent"}</span>
+          <span className="truncate">{where || card.key}</span>
+        </div>
+        <p className="mt-1.5 text-base leading-snug font-semibold">
+          {packet.next_action ?? <span className="text-zinc-500 italic">No next action recorded</span>}
+        </p>
+        <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
+          {counts.length ? (
+            <span aria-label="Open risks by severity">
+              {counts.map((severity) => `${packet.risk_counts[severity]} ${severity}`).join(", ")}
+            </span>
+          ) : (
+            <span>no open risks</span>
+          )}
+          {packet.human.unanswered_questions ? <span>{packet.human.unanswered_questions} question(s) unanswered</span> : null}
+          <VerdictLabel state={card.verdict.state} reasons={card.verdict.reasons} />
+          <time dateTime={packet.received_at}>{formatAge(now - Date.parse(packet.received_at))} ago</time>
+        </div>
+        {packet.flags.length ? (
+          <ul className="mt-2 space-y-0.5 text-xs break-words" aria-label="Flags">
+            {packet.flags.map((flag) => (
+              <li key={flag.code}>
+                <span className="font-semibold">{FLAG_TITLES[flag.code]}:</span> {flag.reason}
+              </li>
+            ))}
+          </ul>
+        ) : null}
+      </Link>
+      {canAct ? (
+        <div className="px-3 pb-2">
+          <DecisionControls
+            threadKey={card.key}
+            packetId={packet.id}
+            revision={packet.human.revision}
+            decision={packet.human.decision}
+            name={name}
+            tabIndex={focused ? 0 : -1}
+          />
+        </div>
+      ) : packet.human.decision ? (
+        <p className="px-3 pb-2 text-xs text-zinc-600 dark:text-zinc-400">
+          {packet.human.decision.kind} by {packet.human.decision.by}
+        </p>
       ) : null}
-    </Link>
+    </div>
   );
 });
 

@@ -59,7 +59,7 @@ const MOVES: Record<string, [number, number]> = {
 };
 
 /** The live kanban: server-rendered data first, then TanStack Query, refreshed by the ledger stream. */
-export function BoardClient({ initialBoard, initialSearch }: { initialBoard: BoardDto; initialSearch: string }) {
+export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBoard: BoardDto; initialSearch: string; canAct: boolean }) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -172,6 +172,7 @@ export function BoardClient({ initialBoard, initialSearch }: { initialBoard: Boa
               focusedRow={position?.column === index ? position.row : null}
               focusRequest={position?.column === index ? focusRequest : 0}
               onFocusRow={(row) => setPosition({ column: index, row })}
+              canAct={canAct}
             />
           ))}
         </div>

@@ -16,12 +16,13 @@ interface BoardColumnProps {
   /** Changes when the keyboard moved the focus to `focusedRow` (0 when it did not). */
   focusRequest: number;
   onFocusRow: (row: number) => void;
+  canAct: boolean;
 }
 
 const ESTIMATED_CARD_HEIGHT = 170;
 
 /** A column whose cards are virtualised: only the visible ones are in the DOM, even with 500. */
-export function BoardColumn({ id, title, count, cards, now, focusedRow, focusRequest, onFocusRow }: BoardColumnProps) {
+export function BoardColumn({ id, title, count, cards, now, focusedRow, focusRequest, onFocusRow, canAct }: BoardColumnProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const cardRefs = useRef(new Map<number, HTMLAnchorElement>());
   // eslint-disable-next-line react-hooks/incompatible-library -- the virtualizer's functions are not memoised; nothing here relies on them being stable.
@@ -76,6 +77,7 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, focusReq
                   now={now}
                   focused={focusedRow === item.index || (focusedRow === null && item.index === 0)}
                   onFocus={() => onFocusRow(item.index)}
+                  canAct={canAct}
                 />
               </div>
             );

@@ -7,6 +7,12 @@ const DESCRIBE: Record<string, (event: LedgerEventDto) => string> = {
   packet_superseded: () => "packet superseded by a newer one",
   thread_reopened: () => "thread re-opened by a new packet",
   thread_archived: (event) => `thread archived: ${String(event.data.reason ?? "")}`,
+  human_approved: (event) => `approved the next action${event.data.note ? `: ${String(event.data.note)}` : ""} (revision ${String(event.data.revision)})`,
+  human_intervened: (event) => `intervened: "${String(event.data.question)}" (revision ${String(event.data.revision)})`,
+  human_answered: (event) =>
+    `answered ${((event.data.answers as { question_id: string; answer: string }[] | undefined) ?? []).map((a) => `${a.question_id}: "${a.answer}"`).join(", ")} (revision ${String(event.data.revision)})`,
+  packet_written_back: (event) => `human section (revision ${String(event.data.revision)}) written back to ${String(event.data.path)}`,
+  writeback_skipped: (event) => `write-back skipped: ${String(event.data.reason)}`,
 };
 
 /** The thread's ledger: who did what, when; nothing here is ever edited. */

@@ -1,11 +1,21 @@
-import type { CanonicalPacket } from "@/lib/packet/canonical";
+import type { ReactNode } from "react";
+import type { CanonicalPacket, CanonicalQuestion } from "@/lib/packet/canonical";
 import { FLAG_TITLES, type Flag } from "@/lib/packet/lint";
 import { severityRank } from "@/lib/packet/severity";
 import { SeverityBadge } from "@/components/threads/severity-badge";
 import { Section } from "./section";
 
 /** The active packet in readable sections: the seven fields, metadata and flags with reasons. */
-export function PacketSections({ packet, flags }: { packet: CanonicalPacket; flags: Flag[] }) {
+export function PacketSections({
+  packet,
+  flags,
+  answerFor,
+}: {
+  packet: CanonicalPacket;
+  flags: Flag[];
+  /** What shows under each of the agent's questions: its answer, or a form to give one. */
+  answerFor?: (question: CanonicalQuestion) => ReactNode;
+}) {
   const risks = [...(packet.open_risks ?? [])].sort((a, b) => severityRank(b.severity) - severityRank(a.severity));
   return (
     <div className="grid gap-4 lg:grid-cols-2">
@@ -84,6 +94,7 @@ export function PacketSections({ packet, flags }: { packet: CanonicalPacket; fla
                 {question.question}
                 {question.context ? <span className="block text-zinc-500">{question.context}</span> : null}
                 {question.options?.length ? <span className="block text-zinc-500">options: {question.options.join(" / ")}</span> : null}
+                {answerFor?.(question)}
               </li>
             ))}
           </ul>

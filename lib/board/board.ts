@@ -14,8 +14,8 @@ import type { CanonicalPacket } from "../packet/canonical";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
 
-/** Flags a card can gain when it is placed (not only at ingest): filtered on the placed card. */
-const PLACED_FLAGS: ReadonlySet<FlagCode> = new Set(["stale", "verdict_failed", "verdict_missing"]);
+/** Flags a card can gain or lose after ingest (clock, reports, people's answers): filtered on the placed card. */
+const PLACED_FLAGS: ReadonlySet<FlagCode> = new Set(["stale", "verdict_failed", "verdict_missing", "open_questions"]);
 
 const STALE_FLAG = (hours: number): Flag => ({
   code: "stale",
@@ -52,7 +52,9 @@ function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, now: number,
     flags: packet.flags.map((flag) => flag.code),
     // Triage (acknowledging risks) arrives with the risks view; until then every one counts.
     unacknowledgedSevere: packet.risk_counts.critical + packet.risk_counts.high,
-    decision: null,
+    decision: card.active_packet.human.decision
+      ? { kind: card.active_packet.human.decision.kind, at: Date.parse(card.active_packet.human.decision.at) }
+      : null,
     lastSession: null,
   });
   const flags = decision.stale ? [...packet.flags, STALE_FLAG(staleHours)] : packet.flags;

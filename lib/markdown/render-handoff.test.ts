@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { CanonicalPacket, CanonicalRisk } from "../packet/canonical";
 import { preparePacket } from "../packet/prepare";
-import type { HumanSection } from "../threads/queries";
+import type { HumanSection } from "../human/section";
 import { NO_NEXT_ACTION, renderHandoffMarkdown, type RenderHandoffInput } from "./render-handoff";
 
 const PACKETS_DIR = fileURLToPath(new URL("../../../shared/examples/packets/", import.meta.url));

@@ -1,7 +1,7 @@
 import type { CanonicalPacket, CanonicalQuestion, CanonicalRisk } from "../packet/canonical";
 import { FLAG_TITLES, type Flag } from "../packet/lint";
 import { severityRank } from "../packet/severity";
-import type { HumanSection } from "../threads/queries";
+import type { HumanSection } from "../human/section";
 import { blockText, codeBlock, codeSpan, inlineText, linkOrCode, tableRow } from "./escape";
 
 /**

@@ -488,3 +488,17 @@ describe("null counts as absent", () => {
     expect(canonical.created_at).toBe("2026-11-28T08:57:00.000Z");
   });
 });
+
+describe("question ids", () => {
+  const ids = (questions: unknown[]) => {
+    const input = { summary: "s", questions_for_human: questions };
+    return normalisePacket(validatePacket(input), input).canonical.questions_for_human!.map((question) => question.id);
+  };
+
+  it("keeps explicit ids, and gives defaults that collide with one (or repeats) a suffix", () => {
+    expect(ids([{ id: "q1", question: "A?" }, "B?"])).toEqual(["q1", "q1-2"]);
+    expect(ids(["A?", { id: "q0", question: "B?" }])).toEqual(["q0-2", "q0"]);
+    expect(ids([{ id: "x", question: "A?" }, { id: "x", question: "B?" }, "C?"])).toEqual(["x", "x-2", "q2"]);
+    expect(ids(["A?", "B?"])).toEqual(["q0", "q1"]);
+  });
+});

@@ -52,11 +52,30 @@ function normaliseRisks(risks: NonNullable<PacketInput["open_risks"]>, notes: No
   });
 }
 
+/**
+ * Answers are matched by question id, so ids are unique within a packet: an
+ * explicit id keeps its value; a default `q<index>` that an explicit id already
+ * uses, or a repeated id, gets a suffix (`q1-2`).
+ */
+function questionIds(questions: NonNullable<PacketInput["questions_for_human"]>): string[] {
+  const explicit = questions.map((question) => (typeof question !== "string" && present(question.id) ? String(question.id) : null));
+  const reserved = new Set(explicit.filter((id): id is string => id !== null));
+  const taken = new Set<string>();
+  return explicit.map((given, index) => {
+    const wanted = given ?? `q${index}`;
+    let id = wanted;
+    for (let n = 2; taken.has(id) || (given === null && reserved.has(id)); n++) id = `${wanted}-${n}`;
+    taken.add(id);
+    return id;
+  });
+}
+
 function normaliseQuestions(questions: NonNullable<PacketInput["questions_for_human"]>): CanonicalQuestion[] {
+  const ids = questionIds(questions);
   return questions.map((question, index) => {
-    if (typeof question === "string") return { id: `q${index}`, question, blocking: false };
+    if (typeof question === "string") return { id: ids[index]!, question, blocking: false };
     return defined({
-      id: present(question.id) ? String(question.id) : `q${index}`,
+      id: ids[index]!,
       question: question.question,
       context: trimmed(question.context),
       options: question.options ?? undefined,

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { canonicalPacketSchema } from "../packet/canonical";
 import { FLAG_CODES } from "../packet/lint";
 import { SEVERITIES } from "../packet/severity";
+import { humanSectionSchema, humanSummarySchema } from "../human/section";
 
 /** What the API and the pages receive: never Prisma rows. Dates are ISO strings. */
 
@@ -31,6 +32,7 @@ export const threadCardDto = z.object({
     risk_counts: riskCountsDto,
     question_count: z.number().int(),
     flags: z.array(flagDto),
+    human: humanSummarySchema,
   }),
 });
 export type ThreadCardDto = z.infer<typeof threadCardDto>;
@@ -54,6 +56,8 @@ export const versionSummaryDto = z.object({
 
 export const threadDetailDto = threadCardDto.extend({
   versions: z.array(versionSummaryDto),
+  /** The active version's whole human section. */
+  human: humanSectionSchema,
 });
 export type ThreadDetailDto = z.infer<typeof threadDetailDto>;
 

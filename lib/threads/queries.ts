@@ -12,6 +12,8 @@ import {
   type ThreadListDto,
 } from "./dto";
 import type { ThreadFilters, ThreadListQuery } from "./filters";
+import { latestHumanRevision, sectionOf, summariseHuman } from "../human/section";
+import type { Flag } from "../packet/lint";
 
 const cardVersionSelect = {
   id: true,
@@ -24,6 +26,7 @@ const cardVersionSelect = {
   riskCounts: true,
   questionCount: true,
   flags: true,
+  humanRevisions: latestHumanRevision,
 } satisfies Prisma.PacketVersionSelect;
 
 export const cardSelect = {
@@ -43,6 +46,10 @@ type CardRow = Prisma.ThreadGetPayload<{ select: typeof cardSelect }>;
 export function toCard(row: CardRow): ThreadCardDto {
   const version = row.activeVersion;
   if (!version) throw new Error(`thread ${row.key} has no active version`);
+  const human = summariseHuman(sectionOf(version.humanRevisions), version.questionCount);
+  const ingestFlags = JSON.parse(version.flags) as Flag[];
+  // Once every question has an answer, the packet no longer waits on one.
+  const flags = human.unanswered_questions === 0 ? ingestFlags.filter((flag) => flag.code !== "open_questions") : ingestFlags;
   return threadCardDto.parse({
     key: row.key,
     agent: row.agent,
@@ -61,7 +68,8 @@ export function toCard(row: CardRow): ThreadCardDto {
       highest_severity: version.highestSeverity,
       risk_counts: JSON.parse(version.riskCounts),
       question_count: version.questionCount,
-      flags: JSON.parse(version.flags),
+      flags,
+      human,
     },
   });
 }
@@ -143,7 +151,7 @@ export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
       ...cardSelect,
       activeVersionId: true,
       versions: {
-        select: { ...cardVersionSelect, source: true },
+        select: { id: true, receivedAt: true, producerCreatedAt: true, nextAction: true, highestSeverity: true, flags: true, source: true },
         orderBy: [{ sortAt: "desc" }, { receivedAt: "desc" }, { id: "desc" }],
       },
     },
@@ -151,6 +159,7 @@ export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
   if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
   return threadDetailDto.parse({
     ...toCard(row),
+    human: sectionOf(row.activeVersion.humanRevisions),
     versions: row.versions.map((version) => ({
       id: version.id,
       active: version.id === row.activeVersionId,
@@ -187,17 +196,6 @@ export async function getPacket(id: string): Promise<PacketDto> {
   });
 }
 
-/** The human section as served; people's actions fill it (a later issue). */
-export interface HumanSection {
-  revision: number;
-  updated_at: string | null;
-  decision: null | { kind: "approved" | "intervened"; by: string; at: string; note?: string };
-  answers: { question_id: string; question: string; answer: string; by: string; at: string }[];
-  questions: { id: string; text: string; by: string; at: string; blocking: boolean }[];
-}
-
-const emptyHumanSection = (): HumanSection => ({ revision: 0, updated_at: null, decision: null, answers: [], questions: [] });
-
 /**
  * The merged packet the next session reads: the agent's fields exactly as it
  * wrote them, in its key order, with Baton's `human` section in place of any
@@ -207,7 +205,7 @@ export async function getMergedHandoff(key: string): Promise<{ packetId: string;
   const db = await database();
   const row = await db.thread.findUnique({
     where: { key },
-    select: { activeVersion: { select: { id: true, receivedJson: true } } },
+    select: { activeVersion: { select: { id: true, receivedJson: true, humanRevisions: latestHumanRevision } } },
   });
   if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
   const received = JSON.parse(row.activeVersion.receivedJson) as Record<string, unknown>;
@@ -215,6 +213,6 @@ export async function getMergedHandoff(key: string): Promise<{ packetId: string;
   for (const field of Object.keys(received)) {
     if (field !== "human") Object.defineProperty(merged, field, { value: received[field], enumerable: true });
   }
-  merged.human = emptyHumanSection();
+  merged.human = sectionOf(row.activeVersion.humanRevisions);
   return { packetId: row.activeVersion.id, body: merged };
 }

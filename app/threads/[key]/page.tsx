@@ -14,6 +14,11 @@ import { listThreadEvents } from "@/lib/ledger/queries";
 import { diffVersions } from "@/lib/threads/diff";
 import { threadHref } from "@/lib/threads/href";
 import { getPacket, getThreadDetail } from "@/lib/threads/queries";
+import { requirePagePerson } from "@/lib/auth/page-person";
+import { abilitiesOf } from "@/lib/auth/roles";
+import { AnswerForm } from "@/components/human/answer-form";
+import { DecisionControls } from "@/components/human/decision-controls";
+import { HumanSectionView } from "@/components/human/human-section-view";
 
 export const dynamic = "force-dynamic";
 
@@ -34,6 +39,8 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
   // Pages get their params still percent-encoded (route handlers get them decoded):
   // vercel/next.js#64952. Malformed escapes never get here (proxy.ts answers 400).
   const key = decodeURIComponent((await params).key);
+  const person = await requirePagePerson(threadHref(key));
+  const canAct = abilitiesOf(person.role).act;
   const query = await searchParams;
   const thread = await findThread(key);
   const ids = new Set(thread.versions.map((version) => version.id));
@@ -79,7 +86,37 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
           </a>
         </span>
       </header>
-      <PacketSections packet={active.canonical} flags={active.flags} />
+      <Section id="people" title="People">
+        <div className="space-y-3">
+          <HumanSectionView human={thread.human} />
+          {canAct ? (
+            <DecisionControls
+              threadKey={key}
+              packetId={thread.active_packet.id}
+              revision={thread.human.revision}
+              decision={thread.human.decision}
+              name={thread.agent ? `${thread.agent} (${key})` : key}
+            />
+          ) : null}
+        </div>
+      </Section>
+      <PacketSections
+        packet={active.canonical}
+        flags={thread.active_packet.flags}
+        answerFor={(question) => {
+          const answers = thread.human.answers.filter((answer) => answer.question_id === question.id);
+          const latest = answers.at(-1);
+          if (latest) {
+            return (
+              <span className="mt-1 block rounded bg-emerald-50 p-1.5 dark:bg-emerald-950">
+                <span className="font-semibold">Answer:</span> <span className="whitespace-pre-wrap">{latest.answer}</span>{" "}
+                <span className="text-xs text-zinc-500">({latest.by})</span>
+              </span>
+            );
+          }
+          return canAct ? <AnswerForm threadKey={key} packetId={thread.active_packet.id} revision={thread.human.revision} question={question} /> : null;
+        }}
+      />
       <VerdictSection reading={verdict} />
       <VersionHistory thread={thread} from={from} to={to} diff={diff} />
       <LedgerList events={events} />

@@ -1,0 +1,135 @@
+"use client";
+
+import { useState, type KeyboardEvent } from "react";
+import type { HumanDecision } from "@/lib/human/section";
+import { describeHumanSection } from "./human-state-line";
+import { useHumanAction } from "./use-human-action";
+
+interface DecisionControlsProps {
+  threadKey: string;
+  /** What the person is looking at: the write is refused (409) if either moved on. */
+  packetId: string;
+  revision: number;
+  decision: HumanDecision | null;
+  /** Names the thread in the buttons' accessible names ("Approve <name>"). */
+  name: string;
+  /** -1 keeps the buttons out of the Tab order (cards that do not have the board's focus). */
+  tabIndex?: number;
+}
+
+const BUTTON = "rounded px-2 py-0.5 text-xs font-semibold ring-1 focus-visible:outline-2 focus-visible:outline-sky-600 disabled:opacity-50";
+
+/**
+ * Approve (one click) and intervene (a text field in place, Enter sends),
+ * on a card and on the thread page. After a conflict the person sees the
+ * current state and can send the same action again, based on it.
+ */
+export function DecisionControls({ threadKey, packetId, revision, decision, name, tabIndex }: DecisionControlsProps) {
+  const { status, send, reset } = useHumanAction(threadKey, "decision");
+  const [intervening, setIntervening] = useState(false);
+  const [instruction, setInstruction] = useState("");
+  const [base, setBase] = useState<{ packetId: string; revision: number } | null>(null);
+  // A conflict's current state replaces the props' until the page refreshes with it.
+  const basedOn = base ?? { packetId, revision };
+  const sending = status.state === "sending";
+
+  async function approve() {
+    if (await send({ kind: "approved", packet_id: basedOn.packetId, base_revision: basedOn.revision })) setBase(null);
+  }
+
+  async function intervene() {
+    const question = instruction.trim();
+    if (!question) return;
+    const sent = await send({ kind: "intervened", question, packet_id: basedOn.packetId, base_revision: basedOn.revision });
+    if (sent) {
+      setInstruction("");
+      setIntervening(false);
+      setBase(null);
+    }
+  }
+
+  function onInstructionKey(event: KeyboardEvent<HTMLTextAreaElement>) {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      void intervene();
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      setIntervening(false);
+      reset();
+    }
+  }
+
+  return (
+    <div className="space-y-1.5" onClick={(event) => event.stopPropagation()}>
+      <div className="flex flex-wrap items-center gap-2">
+        {decision ? (
+          <span className="text-xs text-zinc-600 dark:text-zinc-400">
+            {decision.kind} by {decision.by}
+          </span>
+        ) : null}
+        <button
+          type="button"
+          tabIndex={tabIndex}
+          disabled={sending || decision?.kind === "approved"}
+          onClick={() => void approve()}
+          aria-label={`Approve ${name}`}
+          className={`${BUTTON} text-emerald-800 ring-emerald-600 hover:bg-emerald-50 dark:text-emerald-300 dark:hover:bg-emerald-950`}
+        >
+          Approve
+        </button>
+        <button
+          type="button"
+          tabIndex={tabIndex}
+          disabled={sending}
+          aria-expanded={intervening}
+          onClick={() => setIntervening((open) => !open)}
+          aria-label={`Intervene on ${name}`}
+          className={`${BUTTON} text-amber-800 ring-amber-600 hover:bg-amber-50 dark:text-amber-300 dark:hover:bg-amber-950`}
+        >
+          Intervene
+        </button>
+      </div>
+      {intervening ? (
+        <textarea
+          autoFocus
+          rows={2}
+          value={instruction}
+          onChange={(event) => setInstruction(event.target.value)}
+          onKeyDown={onInstructionKey}
+          disabled={sending}
+          aria-label={`Instructions for the next session of ${name} (Enter sends, Shift+Enter for a new line)`}
+          placeholder="What must the next session do first? Enter sends."
+          className="w-full rounded border border-zinc-300 bg-white p-1.5 text-sm dark:border-zinc-700 dark:bg-zinc-950"
+        />
+      ) : null}
+      {status.state === "error" ? (
+        <p role="alert" className="text-xs text-red-700 dark:text-red-400">
+          {status.message}
+        </p>
+      ) : null}
+      {status.state === "conflict" ? (
+        <div role="alert" className="space-y-1 rounded bg-amber-50 p-2 text-xs text-amber-900 dark:bg-amber-950 dark:text-amber-100">
+          <p>{status.message}</p>
+          {status.current ? (
+            <>
+              <p>
+                Now: {status.current.packet_id === packetId ? "" : "a newer packet arrived; "}
+                {describeHumanSection(status.current.human)}
+              </p>
+              <button
+                type="button"
+                className={`${BUTTON} ring-amber-700`}
+                onClick={() => {
+                  setBase({ packetId: status.current!.packet_id, revision: status.current!.human.revision });
+                  reset();
+                }}
+              >
+                Act on the current state
+              </button>
+            </>
+          ) : null}
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,208 @@
+"use client";
+
+import Link from "next/link";
+import { useId, useRef, useState, type KeyboardEvent } from "react";
+import { sendJson } from "@/lib/browser/send-json";
+import { formatAge } from "@/lib/format/age";
+import { sharedAnswerResultDto } from "@/lib/human/dto";
+import type { QuestionGroupDto } from "@/lib/human/inbox-dto";
+import { threadHref } from "@/lib/threads/href";
+
+/** What a refused answer says when a thread moved on since the inbox was loaded (409). */
+export const CONFLICT_MESSAGE = "Someone else acted on this, or the agent sent a newer packet. Nothing was written.";
+
+const MAX_ANSWER = 4000;
+
+interface QuestionGroupProps {
+  group: QuestionGroupDto;
+  /** When the shown data was made (ms): ages are measured from it. */
+  now: number;
+  /** The roving focus: only the current group is in the tab order. */
+  current: boolean;
+  canAnswer: boolean;
+  articleRef: (element: HTMLElement | null) => void;
+  onFocusGroup: () => void;
+  /** The answer was written into every thread's human section. */
+  onAnswered: (group: QuestionGroupDto) => void;
+  /** A thread moved on: reload the inbox (resolves when the new targets are in). */
+  onConflict: () => Promise<void>;
+}
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+/**
+ * One question of the inbox, asked by one thread or by several in the same
+ * words: who asks it and why, and (for people who may act) the answer box and
+ * the offered options. Every agent string is rendered as text.
+ */
+export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFocusGroup, onAnswered, onConflict }: QuestionGroupProps) {
+  const id = useId();
+  const questionId = `${id}-question`;
+  const articleElement = useRef<HTMLElement | null>(null);
+  const textarea = useRef<HTMLTextAreaElement>(null);
+  const [draft, setDraft] = useState("");
+  const [pending, setPending] = useState(false);
+  const [alert, setAlert] = useState<string | null>(null);
+  const threads = group.items.length;
+
+  const send = async (answer: string) => {
+    if (pending) return;
+    const text = answer.trim();
+    if (!text) {
+      setAlert("Type an answer first.");
+      return;
+    }
+    setPending(true);
+    setAlert(null);
+    const targets = group.items.map((item) => ({
+      thread_key: item.thread_key,
+      packet_id: item.packet_id,
+      question_id: item.question_id,
+      base_revision: item.base_revision,
+    }));
+    try {
+      const result = await sendJson("POST", "/api/v1/answers", { answer: text, targets }, sharedAnswerResultDto);
+      if (result.ok) {
+        onAnswered(group);
+        return;
+      }
+      if (result.status === 409 && result.code === "conflict") {
+        setAlert(CONFLICT_MESSAGE);
+        // The answer stays in the box; the refetched targets carry the new packet and revision.
+        await onConflict().catch(() => undefined);
+        return;
+      }
+      setAlert(result.message);
+    } catch {
+      setAlert("Baton's answer could not be read; reload the page to see whether the answer was written.");
+    } finally {
+      setPending(false);
+    }
+  };
+
+  const onArticleKeyDown = (event: KeyboardEvent<HTMLElement>) => {
+    if (event.key !== "Enter" || event.target !== event.currentTarget || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    if (!canAnswer) return;
+    event.preventDefault();
+    textarea.current?.focus();
+  };
+
+  const onTextareaKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.nativeEvent.isComposing) return;
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      void send(draft);
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      articleElement.current?.focus();
+    }
+  };
+
+  const sendName = threads > 1 ? `Send to ${threads} threads` : "Send";
+  return (
+    <article
+      ref={(element) => {
+        articleElement.current = element;
+        articleRef(element);
+      }}
+      role="listitem"
+      tabIndex={current ? 0 : -1}
+      aria-labelledby={questionId}
+      aria-current={current ? "true" : undefined}
+      data-testid="question-group"
+      data-group-key={group.key}
+      onFocus={onFocusGroup}
+      onKeyDown={onArticleKeyDown}
+      className={`rounded-lg border-l-4 bg-white p-4 shadow-sm ring-1 ring-zinc-200 outline-none focus-visible:ring-2 focus-visible:ring-sky-600 dark:bg-zinc-900 dark:ring-zinc-800 ${
+        current ? "border-sky-500" : "border-transparent"
+      }`}
+    >
+      <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
+        {group.blocking ? (
+          <span className="rounded bg-red-100 px-1.5 py-0.5 font-semibold text-red-800 uppercase dark:bg-red-950 dark:text-red-200">Blocking</span>
+        ) : null}
+        <span>asked by {plural(threads, "thread")}</span>
+        <time dateTime={group.asked_at}>{formatAge(now - Date.parse(group.asked_at))} ago</time>
+      </div>
+      <h2 id={questionId} className="mt-1.5 text-lg leading-snug font-semibold break-words whitespace-pre-wrap">
+        {group.question}
+      </h2>
+      <ul className="mt-2 space-y-1 text-sm" aria-label="Threads asking">
+        {group.items.map((item) => (
+          <li key={`${item.thread_key}\u0000${item.question_id}`} className="break-words">
+            <Link href={threadHref(item.thread_key)} className="font-mono text-sky-700 underline dark:text-sky-400">
+              {item.thread_key}
+            </Link>{" "}
+            <span className="text-zinc-600 dark:text-zinc-400">· {item.agent ?? "unknown agent"}</span>
+            {threads > 1 ? (
+              <>
+                {" "}
+                <time dateTime={item.asked_at} className="text-xs text-zinc-500">
+                  · {formatAge(now - Date.parse(item.asked_at))} ago
+                </time>
+              </>
+            ) : null}
+            {item.context ? <p className="mt-0.5 text-zinc-700 whitespace-pre-wrap dark:text-zinc-300">{item.context}</p> : null}
+          </li>
+        ))}
+      </ul>
+      {canAnswer ? (
+        <form
+          className="mt-3 space-y-2"
+          aria-busy={pending}
+          onSubmit={(event) => {
+            event.preventDefault();
+            void send(draft);
+          }}
+        >
+          {group.options.length ? (
+            <div role="group" aria-label="Offered answers" className="flex flex-wrap gap-2">
+              {group.options.map((option) => (
+                <button
+                  key={option}
+                  type="button"
+                  disabled={pending}
+                  onClick={() => void send(option)}
+                  className="rounded bg-zinc-100 px-2.5 py-1 text-sm font-medium ring-1 ring-zinc-300 hover:bg-zinc-200 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:outline-none disabled:opacity-50 dark:bg-zinc-800 dark:ring-zinc-700 dark:hover:bg-zinc-700"
+                >
+                  {option}
+                </button>
+              ))}
+            </div>
+          ) : null}
+          <textarea
+            ref={textarea}
+            aria-label={`Answer: ${group.question}`}
+            value={draft}
+            onChange={(event) => setDraft(event.target.value)}
+            onKeyDown={onTextareaKeyDown}
+            rows={2}
+            maxLength={MAX_ANSWER}
+            placeholder={threads > 1 ? `One answer for all ${threads} threads` : "Your answer"}
+            className="block w-full rounded border-0 bg-zinc-50 p-2 text-sm ring-1 ring-zinc-300 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:outline-none dark:bg-zinc-950 dark:ring-zinc-700"
+          />
+          <div className="flex flex-wrap items-center gap-3">
+            <button
+              type="submit"
+              aria-label={sendName}
+              disabled={pending || !draft.trim()}
+              className="rounded bg-sky-700 px-3 py-1 text-sm font-semibold text-white hover:bg-sky-800 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:ring-offset-2 focus-visible:outline-none disabled:opacity-50"
+            >
+              {sendName}
+            </button>
+            <span className="text-xs text-zinc-500">{pending ? "Sending…" : "Ctrl+Enter sends · Esc goes back to the list"}</span>
+          </div>
+          {alert ? (
+            <p role="alert" className="rounded bg-red-50 p-2 text-sm text-red-800 dark:bg-red-950 dark:text-red-200">
+              {alert}
+            </p>
+          ) : null}
+        </form>
+      ) : group.options.length ? (
+        <p className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
+          Offered answers: {group.options.join(" · ")}
+        </p>
+      ) : null}
+    </article>
+  );
+}

@@ -1,0 +1,31 @@
+import { z } from "zod";
+
+/**
+ * The questions inbox's shapes (GET /api/v1/questions), client-safe: the
+ * server builds them in ./inbox.ts, the browser parses refetches with them.
+ */
+
+/** One agent question waiting for a person, with what an answer must be based on. */
+export const openQuestionDto = z.object({
+  thread_key: z.string(),
+  agent: z.string().nullable(),
+  packet_id: z.string(),
+  base_revision: z.number().int().nonnegative(),
+  question_id: z.string(),
+  context: z.string().nullable(),
+  asked_at: z.string(),
+});
+export type OpenQuestionDto = z.infer<typeof openQuestionDto>;
+
+/** Identical questions (same words, case and spacing aside) from one or more threads: answered once for all. */
+export const questionGroupDto = z.object({
+  key: z.string(),
+  question: z.string(),
+  blocking: z.boolean(),
+  options: z.array(z.string()),
+  asked_at: z.string(),
+  items: z.array(openQuestionDto),
+});
+export type QuestionGroupDto = z.infer<typeof questionGroupDto>;
+export const inboxDto = z.object({ groups: z.array(questionGroupDto), total: z.number().int() });
+export type InboxDto = z.infer<typeof inboxDto>;
