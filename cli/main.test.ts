@@ -1,12 +1,15 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
-import { authenticateBearer, listApiTokens } from "../lib/auth/tokens";
+import { GET as getHandoff } from "../app/api/v1/threads/[key]/handoff/route";
+import { authenticateBearer, createApiToken, listApiTokens } from "../lib/auth/tokens";
 import { database } from "../lib/db";
 import { BatonError } from "../lib/errors";
+import { ingestPacket } from "../lib/ingest/ingest";
 import { freshDatabaseForThisFile } from "../lib/testing/temp-database";
 import { main } from "./main";
 
@@ -198,6 +201,190 @@ describe("baton push", () => {
     expect(await main(["push", folder])).toBe(1);
     expect(lines(error).join("\n")).toContain("Set BATON_TOKEN");
     expect(received).toHaveLength(0);
+  });
+});
+
+describe("baton pull", () => {
+  // The real GET /api/v1/threads/{key}/handoff route (its auth, query and ETag), behind a plain HTTP server.
+  let server: Server;
+  let url: string;
+  let folder: string;
+  let readToken: string;
+  let writeOnlyToken: string;
+  let packetId: string;
+  const served: { url: string | undefined; authorization: string | undefined; status: number; body: Buffer }[] = [];
+  const saved = { url: process.env.BATON_URL, token: process.env.BATON_TOKEN };
+  // Slashes, @, #, ?, % and spaces must survive as one path segment.
+  const thread = "pull/acme@feat #1?x=%";
+  const packet = {
+    zz_custom: { b: 2, a: [1, "two", null] },
+    summary: "ünïcødé pulled",
+    thread,
+    next_action: { action: "rerun the suite", command: "npm test" },
+    changed_files: ["b.ts", "a.ts"],
+    human: { revision: 9 },
+    aa_custom: true,
+  };
+  let stdout: MockInstance<typeof process.stdout.write>;
+  const printed = () => stdout.mock.calls.map((call) => String(call[0])).join("");
+
+  beforeAll(async () => {
+    server = createServer((incoming, outgoing) => {
+      void (async () => {
+        const match = /^\/api\/v1\/threads\/([^/?]+)\/handoff$/.exec(incoming.url ?? "");
+        if (!match) {
+          outgoing.writeHead(404, { "content-type": "application/json" });
+          outgoing.end(JSON.stringify({ error: { code: "not_found", message: `No API route ${incoming.url}.`, details: null } }));
+          return;
+        }
+        const headers: [string, string][] = [];
+        for (const [name, value] of Object.entries(incoming.headers)) if (value !== undefined) headers.push([name, String(value)]);
+        const request = new Request(`${url}${incoming.url}`, { headers });
+        const response = await getHandoff(request, { params: Promise.resolve({ key: decodeURIComponent(match[1]!) }) });
+        const body = Buffer.from(await response.arrayBuffer());
+        served.push({ url: incoming.url, authorization: incoming.headers.authorization, status: response.status, body });
+        outgoing.writeHead(response.status, Object.fromEntries(response.headers));
+        outgoing.end(body);
+      })();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    folder = mkdtempSync(path.join(tmpdir(), "baton-pull-"));
+    readToken = (await createApiToken("pull-reader", ["packets:read"])).token;
+    writeOnlyToken = (await createApiToken("pull-writer", ["packets:write"])).token;
+    packetId = (await ingestPacket(packet, { kind: "http", actor: "token:test" })).packet_id;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(folder, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    served.length = 0;
+    process.env.BATON_URL = `${url}/`;
+    process.env.BATON_TOKEN = readToken;
+    stdout = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+  });
+  afterEach(() => {
+    for (const [name, value] of [
+      ["BATON_URL", saved.url],
+      ["BATON_TOKEN", saved.token],
+    ] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  /** What `baton pull` should output for the served bytes: the same JSON, 2-space indented, newline-terminated. */
+  const pretty = (body: Buffer) => `${JSON.stringify(JSON.parse(body.toString("utf8")), null, 2)}\n`;
+
+  it("prints the merged packet the endpoint serves, indented, to stdout", async () => {
+    expect(await main(["pull", thread])).toBe(0);
+
+    expect(served).toHaveLength(1);
+    expect(served[0]).toMatchObject({
+      url: `/api/v1/threads/${encodeURIComponent(thread)}/handoff`,
+      authorization: `Bearer ${readToken}`,
+      status: 200,
+    });
+    expect(printed()).toBe(pretty(served[0]!.body));
+    const merged = JSON.parse(printed()) as Record<string, unknown>;
+    expect(Object.keys(merged)).toEqual([...Object.keys(packet).filter((key) => key !== "human"), "human"]);
+    expect(merged.summary).toBe("ünïcødé pulled");
+    expect(merged.human).toMatchObject({ revision: 0 });
+    expect(lines(error)).toEqual([]);
+  });
+
+  it("takes --server and --token over the environment", async () => {
+    process.env.BATON_URL = "http://127.0.0.1:9";
+    process.env.BATON_TOKEN = writeOnlyToken;
+    expect(await main(["pull", thread, "--server", url, "--token", readToken])).toBe(0);
+    expect(served[0]?.authorization).toBe(`Bearer ${readToken}`);
+    expect(printed()).toBe(pretty(served[0]!.body));
+  });
+
+  it("with -o writes the packet atomically: the served JSON, nothing on stdout, no temp file left", async () => {
+    const out = path.join(folder, "write", "handoff.json");
+    mkdirSync(path.dirname(out));
+    writeFileSync(out, "an older handoff that is replaced whole");
+    expect(await main(["pull", thread, "-o", out])).toBe(0);
+
+    expect(served).toHaveLength(1);
+    const text = readFileSync(out, "utf8");
+    expect(text).toBe(pretty(served[0]!.body));
+    expect(JSON.parse(text)).toEqual(JSON.parse(served[0]!.body.toString("utf8")));
+    expect(readdirSync(path.dirname(out))).toEqual(["handoff.json"]);
+    expect(printed()).toBe("");
+    expect(lines(error)).toEqual([`baton pull: wrote ${out} (thread ${thread}, packet ${packetId})`]);
+
+    expect(await main(["pull", thread, "--output", out])).toBe(0);
+    expect(readFileSync(out, "utf8")).toBe(text);
+    expect(readdirSync(path.dirname(out))).toEqual(["handoff.json"]);
+  });
+
+  it("prints the server's message naming the thread on a 404, and writes nothing", async () => {
+    const missing = "no/such@thread";
+    const out = path.join(folder, "missing.json");
+    expect(await main(["pull", missing, "-o", out])).toBe(1);
+    expect(served[0]?.status).toBe(404);
+    expect(lines(error)).toEqual([`baton pull: failed (HTTP 404): Thread "${missing}" was not found.`]);
+    expect(printed()).toBe("");
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("prints the server's message for a token without packets:read, and refuses without a token", async () => {
+    process.env.BATON_TOKEN = writeOnlyToken;
+    expect(await main(["pull", thread])).toBe(1);
+    expect(lines(error)).toEqual(['baton pull: failed (HTTP 403): This token lacks the scope "packets:read"; create one that has it.']);
+    expect(printed()).toBe("");
+    error.mockClear();
+
+    delete process.env.BATON_TOKEN;
+    served.length = 0;
+    expect(await main(["pull", thread])).toBe(1);
+    expect(lines(error).join("\n")).toContain("--token or set BATON_TOKEN");
+    expect(served).toHaveLength(0);
+  });
+
+  it("reports a file it cannot write", async () => {
+    const out = path.join(folder, "no-such-folder", "handoff.json");
+    expect(await main(["pull", thread, "-o", out])).toBe(1);
+    expect(lines(error)[0]).toMatch(new RegExp(`^baton pull: cannot write ${out.replace(/[.\\/]/g, "\\$&")}: `));
+    expect(existsSync(path.dirname(out))).toBe(false);
+  });
+
+  it("documents itself in --help", async () => {
+    expect(await main(["pull", "--help"])).toBe(0);
+    const help = printed();
+    expect(help).toContain("Usage: baton pull [options] <thread>");
+    for (const text of ["-o, --output <file>", "--server <url>", "--token <token>", "BATON_TOKEN", "/api/v1/threads/{thread}/handoff"]) {
+      expect(help).toContain(text);
+    }
+    stdout.mockClear();
+    expect(await main(["--help"])).toBe(0);
+    expect(printed()).toMatch(/\n {2}pull \[options\] <thread> +Print a thread's merged handoff packet/);
+  });
+
+  it("reads an endpoint that tags the bytes it serves and answers If-None-Match with 304", async () => {
+    const endpoint = `${url}/api/v1/threads/${encodeURIComponent(thread)}/handoff`;
+    const authorization = `Bearer ${readToken}`;
+    const first = await fetch(endpoint, { headers: { authorization } });
+    const body = Buffer.from(await first.arrayBuffer());
+    const etag = first.headers.get("etag");
+    expect(etag).toBe(`"${createHash("sha256").update(body).digest("hex")}"`);
+    expect(first.headers.get("cache-control")).toBe("no-cache");
+    expect(first.headers.get("baton-packet-id")).toBe(packetId);
+
+    for (const ifNoneMatch of [etag!, `W/${etag}`, `"other", ${etag}`, "*"]) {
+      const again = await fetch(endpoint, { headers: { authorization, "if-none-match": ifNoneMatch } });
+      expect(again.status, ifNoneMatch).toBe(304);
+      expect(again.headers.get("etag")).toBe(etag);
+      expect(await again.text()).toBe("");
+    }
+    const stale = await fetch(endpoint, { headers: { authorization, "if-none-match": '"other"' } });
+    expect(stale.status).toBe(200);
+    expect(Buffer.from(await stale.arrayBuffer()).equals(body)).toBe(true);
+    // Conditional or not, a request still needs a token.
+    expect((await fetch(endpoint, { headers: { "if-none-match": etag! } })).status).toBe(401);
   });
 });
 

@@ -1,6 +1,8 @@
 import { Command, CommanderError, Option } from "commander";
 import { findPacketFiles } from "../lib/client/find-packets";
+import { formatPacket, pullHandoff, pullTarget } from "../lib/client/pull";
 import { pushPacketFile, pushTargetFromEnv } from "../lib/client/push";
+import { writeFileAtomic } from "../lib/fs/atomic-write";
 import { TOKEN_SCOPES, type TokenScope } from "../lib/auth/tokens";
 
 /** The `baton` command. Each action is a few lines over lib/; exit codes are returned, not thrown. */
@@ -35,6 +37,49 @@ export async function main(argv: string[]): Promise<number> {
           exitCode = 1;
         }
       }
+    });
+
+  program
+    .command("pull")
+    .description(
+      "Print a thread's merged handoff packet (the agent's fields plus Baton's human section) as JSON, or write it to a file.",
+    )
+    .argument("<thread>", "the thread key, e.g. acme@main")
+    .option("-o, --output <file>", "write the packet to this file (atomically: it is replaced whole or not at all)")
+    .option("--server <url>", "Baton's URL (default: BATON_URL, else http://localhost:3000)")
+    .option("--token <token>", "an API token with the packets:read scope (default: BATON_TOKEN)")
+    .addHelpText(
+      "after",
+      `
+The packet comes from GET /api/v1/threads/{thread}/handoff and is printed with a
+2-space indent and a final newline. On failure the server's error message goes to
+stderr and the exit code is 1 (a thread Baton does not know is a 404).
+BATON_TOKEN keeps the token out of your shell history and the process list.
+
+Examples:
+  BATON_TOKEN=btn_... baton pull acme@main
+  baton pull acme@main -o outputs/handoff/handoff.json --server https://baton.example`,
+    )
+    .action(async (thread: string, options: { output?: string; server?: string; token?: string }) => {
+      const outcome = await pullHandoff(pullTarget(options), thread);
+      if (!outcome.ok) {
+        console.error(`baton pull: failed${outcome.status ? ` (HTTP ${outcome.status})` : ""}: ${outcome.message}`);
+        exitCode = 1;
+        return;
+      }
+      const text = formatPacket(outcome.packet);
+      if (!options.output) {
+        process.stdout.write(text);
+        return;
+      }
+      try {
+        await writeFileAtomic(options.output, text);
+      } catch (error) {
+        console.error(`baton pull: cannot write ${options.output}: ${(error as Error).message}`);
+        exitCode = 1;
+        return;
+      }
+      console.error(`baton pull: wrote ${options.output} (thread ${thread}${outcome.packetId ? `, packet ${outcome.packetId}` : ""})`);
     });
 
   const token = program.command("token").description("Manage API tokens in the local database (DATABASE_URL).");

@@ -1,0 +1,231 @@
+import { renameSync, statSync } from "node:fs";
+import { open, realpath, rm, type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fsyncDirectory, writeTempFileBeside } from "../fs/atomic-write";
+
+export type WriteBackOutcome =
+  | { kind: "written" }
+  /** The file no longer holds the version Baton ingested; `text` is what it holds now, for the caller to ingest. */
+  | { kind: "agent_changed"; text: string }
+  /** The file is gone. */
+  | { kind: "missing" };
+
+export interface WriteBackInput {
+  path: string;
+  /** True when the file's current text still holds the version Baton ingested. */
+  holdsIngestedVersion: (text: string) => boolean;
+  /** Builds the bytes to write from the file's current text (the caller re-serialises the agent's fields, in their order, with the `human` section). */
+  render: (currentText: string) => string;
+}
+
+/**
+ * Writes a merged packet back into an agent's handoff.json without losing an agent
+ * edit that races it, and without the file ever holding anything but whole JSON.
+ * Agents may rewrite the file in place (truncate + write) or atomically (rename).
+ *
+ * We write a temp file and rename it over the path, checking the file's text just
+ * before the rename and, through a descriptor kept on the old inode, just after it:
+ * an in-place agent write that lands in the old inode after our check is put back.
+ *
+ * Windows left open, which pure Node cannot close (it would need
+ * renameat2(RENAME_EXCHANGE) to swap, then inspect what we replaced):
+ *  - an agent's rename landing between our last stat and our rename taking effect
+ *    (tens of microseconds, the rename syscall included): our rename unlinks the
+ *    agent's file and its content is gone;
+ *  - an in-place write through a descriptor the agent opened before our rename
+ *    without truncating, made after our post-rename check, or one taking longer
+ *    than the settle wait below: it goes to the unlinked inode.
+ */
+export async function writeBackHandoff(input: WriteBackInput): Promise<WriteBackOutcome> {
+  // Through a symlink to the real file: renaming over the link would replace it with a copy.
+  const file = await realpathIfExists(path.resolve(input.path));
+  if (!file) return MISSING;
+  return serialised(file, () => writeBack(file, input.holdsIngestedVersion, input.render));
+}
+
+const WRITTEN: WriteBackOutcome = { kind: "written" };
+const MISSING: WriteBackOutcome = { kind: "missing" };
+const agentChanged = (text: string): WriteBackOutcome => ({ kind: "agent_changed", text });
+/** Returned when the agent atomically replaced the file with the version we ingested: start over on the new inode. */
+const RETRY = "retry";
+const MAX_ATTEMPTS = 5;
+
+async function writeBack(
+  file: string,
+  holds: (text: string) => boolean,
+  render: (text: string) => string,
+): Promise<WriteBackOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await attemptWriteBack(file, holds, render);
+    if (outcome !== RETRY) return outcome;
+    if (attempt === MAX_ATTEMPTS) throw new Error(`${file} kept being replaced while writing it back`);
+  }
+}
+
+async function attemptWriteBack(
+  file: string,
+  holds: (text: string) => boolean,
+  render: (text: string) => string,
+): Promise<WriteBackOutcome | typeof RETRY> {
+  const handle = await openIfExists(file);
+  if (!handle) return MISSING;
+  try {
+    const opened = await handle.stat();
+    const text = await readSettled(() => readAll(handle));
+    if (!holds(text)) return agentChanged(text);
+
+    const rendered = render(text);
+    const temp = await writeTempFileBeside(file, rendered);
+    let renamed = false;
+    try {
+      const verdict = await renameIfUnchanged(temp, file, handle, opened.ino, opened.dev, holds);
+      if (verdict) return verdict;
+      renamed = true;
+    } finally {
+      if (!renamed) await rm(temp, { force: true });
+    }
+    await fsyncDirectory(path.dirname(file));
+    return await rescueInPlaceEdit(file, handle, holds, rendered);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Renames `temp` over `file` unless the agent changed the file since we read it;
+ * returns null once renamed. We compare text rather than size and mtime: file
+ * timestamps tick coarsely, so a same-length rewrite can leave both unchanged, and
+ * handoff files are small.
+ */
+async function renameIfUnchanged(
+  temp: string,
+  file: string,
+  handle: FileHandle,
+  ino: number,
+  dev: number,
+  holds: (text: string) => boolean,
+): Promise<WriteBackOutcome | typeof RETRY | null> {
+  const current = await readSettled(() => readAll(handle));
+  if (!holds(current)) return agentChanged(current);
+  // Stat and rename back to back, synchronously: with no event-loop turn between
+  // them, an agent's rename can only slip in during these two syscalls.
+  const now = statIfExistsSync(file);
+  if (!now) return MISSING;
+  if (now.ino === ino && now.dev === dev) {
+    renameSync(temp, file);
+    return null;
+  }
+  // The agent renamed a new file into place: judge that one.
+  const replacement = await openIfExists(file);
+  if (!replacement) return MISSING;
+  try {
+    const text = await readSettled(() => readAll(replacement));
+    return holds(text) ? RETRY : agentChanged(text);
+  } finally {
+    await replacement.close();
+  }
+}
+
+/**
+ * Our rename unlinked the old inode. If the agent wrote into it in place after our
+ * check, that write now lives only there: put it back, unless the agent has written
+ * the path again since (its newer file stands, and the watcher will pick it up).
+ */
+async function rescueInPlaceEdit(
+  file: string,
+  oldInode: FileHandle,
+  holds: (text: string) => boolean,
+  rendered: string,
+): Promise<WriteBackOutcome> {
+  const text = await readSettled(() => readAll(oldInode));
+  if (holds(text)) return WRITTEN;
+  // Never put unparseable bytes on disk ourselves; the caller still gets the text.
+  if (parses(text)) await writeBack(file, (current) => current === rendered, () => text);
+  return agentChanged(text);
+}
+
+/**
+ * Text that does not parse is most likely an in-place write caught between its
+ * truncate and its write: give the agent a moment to finish before judging it.
+ */
+const SETTLE_TRIES = 20;
+const SETTLE_MS = 5;
+async function readSettled(read: () => Promise<string>): Promise<string> {
+  let text = await read();
+  for (let tries = 0; tries < SETTLE_TRIES && !parses(text); tries++) {
+    await sleep(SETTLE_MS);
+    text = await read();
+  }
+  return text;
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads the whole file from position 0, so the same handle can be read again. A read
+ * that comes back short has hit EOF, so a small file takes one read: a snapshot,
+ * where readFile (stops at the size it stat-ed first) or reading on to a 0-byte read
+ * can stitch two versions of a file rewritten in place together.
+ */
+async function readAll(handle: FileHandle): Promise<string> {
+  const chunks: Buffer[] = [];
+  for (let position = 0; ; ) {
+    const { bytesRead, buffer } = await handle.read(Buffer.alloc(READ_CHUNK), 0, READ_CHUNK, position);
+    chunks.push(buffer.subarray(0, bytesRead));
+    position += bytesRead;
+    if (bytesRead < READ_CHUNK) return Buffer.concat(chunks).toString("utf8");
+  }
+}
+const READ_CHUNK = 256 * 1024;
+
+async function openIfExists(file: string): Promise<FileHandle | null> {
+  try {
+    return await open(file, "r");
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+async function realpathIfExists(file: string): Promise<string | null> {
+  try {
+    return await realpath(file);
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+function statIfExistsSync(file: string) {
+  try {
+    return statSync(file);
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+const isNotFound = (error: unknown) => (error as NodeJS.ErrnoException).code === "ENOENT";
+
+/** One write-back per path at a time in this process; the chain is dropped once idle. */
+const queues = new Map<string, Promise<void>>();
+function serialised<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const result = (queues.get(key) ?? Promise.resolve()).then(task);
+  const tail = result.then(
+    () => {},
+    () => {},
+  );
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return result;
+}

@@ -1,0 +1,82 @@
+import { database } from "../db";
+import { latestHumanRevision, sectionOf, type HumanSection } from "../human/section";
+import { recordLedgerEvents } from "../ledger/events";
+import { packetContentHash } from "../packet/canonical-json";
+import { ingestHandoffFile } from "../watch/ingest-file";
+import { writeBackHandoff } from "./write-back";
+
+/**
+ * Writes the human section of a thread's active packet back into the
+ * handoff.json it came from (packet-contract.md: the next session finds it on
+ * disk). Only when the file still holds the version Baton ingested; if the
+ * agent changed it since, its new content is ingested instead and nothing is
+ * written over it. Baton's own write changes only `human`, which the content
+ * hash leaves out, so the watcher sees it as the same version (a duplicate).
+ */
+
+/** The agent's fields, in the order it wrote them, then Baton's `human` section. */
+export function renderMerged(agentText: string, human: HumanSection): string {
+  const received = JSON.parse(agentText) as Record<string, unknown>;
+  const merged: Record<string, unknown> = {};
+  for (const key of Object.keys(received)) {
+    if (key !== "human") Object.defineProperty(merged, key, { value: received[key], enumerable: true, writable: true });
+  }
+  merged.human = human;
+  return `${JSON.stringify(merged, null, 2)}\n`;
+}
+
+function holdsVersion(text: string, contentHash: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && packetContentHash(parsed as Record<string, unknown>) === contentHash;
+  } catch {
+    return false;
+  }
+}
+
+// One write-back at a time per thread, each reading the latest section when its turn comes:
+// the file ends with the newest revision whatever order the actions finished in.
+const queues = new Map<string, Promise<void>>();
+
+export function scheduleWriteBack(threadKeys: readonly string[]): Promise<void> {
+  return Promise.all(
+    threadKeys.map((threadKey) => {
+      const previous = queues.get(threadKey) ?? Promise.resolve();
+      const next = previous
+        .then(() => writeBackThread(threadKey))
+        .catch((error: unknown) => console.error(`baton: writing back thread ${threadKey} failed:`, error instanceof Error ? error.message : error));
+      queues.set(threadKey, next);
+      void next.finally(() => {
+        if (queues.get(threadKey) === next) queues.delete(threadKey);
+      });
+      return next;
+    }),
+  ).then(() => undefined);
+}
+
+async function writeBackThread(threadKey: string): Promise<void> {
+  const db = await database();
+  const thread = await db.thread.findUnique({
+    where: { key: threadKey },
+    select: {
+      activeVersion: { select: { id: true, source: true, sourcePath: true, contentHash: true, humanRevisions: latestHumanRevision } },
+    },
+  });
+  const version = thread?.activeVersion;
+  if (!version || version.source !== "file" || !version.sourcePath) return;
+  const human = sectionOf(version.humanRevisions);
+  if (human.revision === 0) return;
+  const outcome = await writeBackHandoff({
+    path: version.sourcePath,
+    holdsIngestedVersion: (text) => holdsVersion(text, version.contentHash),
+    render: (text) => renderMerged(text, human),
+  });
+  const event = { threadKey, versionId: version.id, actor: "baton" } as const;
+  if (outcome.kind === "written") {
+    await recordLedgerEvents([{ ...event, kind: "packet_written_back", data: { path: version.sourcePath, revision: human.revision } }]);
+    return;
+  }
+  const reason = outcome.kind === "missing" ? "the file is gone" : "the agent changed the file since Baton read it; its new content is ingested instead";
+  await recordLedgerEvents([{ ...event, kind: "writeback_skipped", data: { path: version.sourcePath, revision: human.revision, reason } }]);
+  if (outcome.kind === "agent_changed") await ingestHandoffFile(version.sourcePath);
+}
