@@ -1,5 +1,6 @@
 import { defineConfig } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./e2e/support/chromium";
+import { ADMIN_STATE } from "./e2e/support/people";
 
 export const E2E_PORT = Number(process.env.BATON_E2E_PORT ?? 3210);
 
@@ -18,10 +19,17 @@ export default defineConfig({
     launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS },
     trace: "off",
   },
-  // The first-run (empty board) spec needs the database before anything is posted: it runs first.
+  // A fresh install first: the first-run spec creates the admin (whose session every later
+  // spec's browser starts with), then the empty board, before anything is posted.
   projects: [
-    { name: "empty-database", testMatch: /empty-board\.spec\.ts/ },
-    { name: "app", testIgnore: /empty-board\.spec\.ts/, dependencies: ["empty-database"] },
+    { name: "first-run", testMatch: /first-run\.spec\.ts/ },
+    { name: "empty-database", testMatch: /empty-board\.spec\.ts/, dependencies: ["first-run"], use: { storageState: ADMIN_STATE } },
+    {
+      name: "app",
+      testIgnore: /(empty-board|first-run)\.spec\.ts/,
+      dependencies: ["empty-database"],
+      use: { storageState: ADMIN_STATE },
+    },
   ],
   webServer: {
     command: "tsx e2e/support/serve.ts",

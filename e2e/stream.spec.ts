@@ -1,5 +1,6 @@
 import { expect, test } from "./support/fixtures";
 import { bearer, expectErrorShape, packetFor, postPacket, uniqueId } from "./support/api";
+import { adminCookie } from "./support/people";
 
 /** GET /api/v1/stream against the production build (`next start`): server-sent events of the ledger. */
 
@@ -148,7 +149,7 @@ test.describe("GET /api/v1/stream", () => {
     }
   });
 
-  test("401 without a token and without a same-origin header; a same-origin request is let in", async ({ baseURL }) => {
+  test("401 without a token or a session (a same-origin header alone is not enough); a signed-in person is let in", async ({ baseURL }) => {
     const response = await fetch(`${baseURL}/api/v1/stream`);
     expect(response.status).toBe(401);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
@@ -158,12 +159,15 @@ test.describe("GET /api/v1/stream", () => {
     expect(crossSite.status).toBe(401);
     await crossSite.body?.cancel();
 
-    // Temporary until sign-in (issue 4): Baton's own pages may read the stream.
-    const sameOrigin = await SseClient.open(baseURL!, { "sec-fetch-site": "same-origin" });
+    const sameOrigin = await fetch(`${baseURL}/api/v1/stream`, { headers: { "sec-fetch-site": "same-origin" } });
+    expect(sameOrigin.status).toBe(401);
+    await sameOrigin.body?.cancel();
+
+    const signedIn = await SseClient.open(baseURL!, { cookie: await adminCookie() });
     try {
-      await sameOrigin.waitFor((m) => m.event === "ready", 5_000, "ready");
+      await signedIn.waitFor((m) => m.event === "ready", 5_000, "ready");
     } finally {
-      sameOrigin.close();
+      signedIn.close();
     }
   });
 

@@ -21,6 +21,13 @@ export function revokeToken(token: string): void {
 }
 
 export const test = base.extend<{ watchDir: string }, { agentToken: string }>({
+  // Specs' own HTTP client carries no one's session: what it may read depends on the token it sends.
+  // (The pages' browser context starts signed in as the admin; see playwright.config.ts.)
+  request: async ({ playwright, baseURL }, provide) => {
+    const anonymous = await playwright.request.newContext({ baseURL, storageState: { cookies: [], origins: [] } });
+    await provide(anonymous);
+    await anonymous.dispose();
+  },
   agentToken: [
     async ({}, provide) => provide(createToken(`e2e-agent-${process.pid}`, ["packets:write", "packets:read"])),
     { scope: "worker" },
