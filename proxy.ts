@@ -22,8 +22,12 @@ export function proxy(request: NextRequest): NextResponse {
     );
   }
   // Pages without any session cookie go straight to sign-in. Only a first line of
-  // defence: every page checks the session itself (lib/auth/page-person.ts).
-  if (!request.nextUrl.pathname.startsWith("/api/") && !request.cookies.has(SESSION_COOKIE)) {
+  // defence: every page checks the session itself (lib/auth/page-person.ts). A request
+  // with a token, and the thread downloads (which answer 401 themselves), are let through.
+  const { pathname } = request.nextUrl;
+  const credentials = request.cookies.has(SESSION_COOKIE) || request.headers.has("authorization");
+  const download = /\/handoff\.(json|md)$/.test(pathname);
+  if (!pathname.startsWith("/api/") && !download && !credentials) {
     const signIn = new URL("/sign-in", request.url);
     signIn.searchParams.set("next", request.nextUrl.pathname + request.nextUrl.search);
     return NextResponse.redirect(signIn);

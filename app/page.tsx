@@ -4,7 +4,7 @@ import { loadBoard } from "@/lib/board/board";
 import { listRecentEvents } from "@/lib/ledger/queries";
 import { threadFiltersSchema } from "@/lib/threads/filters";
 import { requirePagePerson } from "@/lib/auth/page-person";
-import { abilitiesOf } from "@/lib/auth/roles";
+import { abilitiesOf, roleSchema } from "@/lib/auth/roles";
 
 export const dynamic = "force-dynamic";
 
@@ -19,15 +19,19 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 /** The board: rendered on the server with its data, then kept live in the browser. */
 export default async function BoardPage({ searchParams }: { searchParams: SearchParams }) {
   const person = await requirePagePerson("/");
-  const raw = Object.fromEntries(
-    Object.entries(await searchParams).flatMap(([key, value]) => (typeof value === "string" ? [[key, value]] : [])),
-  );
+  const { denied, ...params } = await searchParams;
+  const raw = Object.fromEntries(Object.entries(params).flatMap(([key, value]) => (typeof value === "string" ? [[key, value]] : [])));
   const parsed = threadFiltersSchema.safeParse(raw);
   const filters = parsed.success ? parsed.data : threadFiltersSchema.parse({});
   const [board, ingestErrors] = await Promise.all([loadBoard(filters, { cardsPerColumn: FIRST_PAINT_CARDS_PER_COLUMN }), listRecentEvents(["ingest_error"], 5)]);
   return (
     <main className="flex min-h-0 flex-1 flex-col gap-3 p-4">
       <h1 className="sr-only">Board</h1>
+      {typeof denied === "string" && roleSchema.safeParse(denied).success ? (
+        <p role="alert" className="text-sm text-red-700 dark:text-red-400">
+          That page needs the {denied} role; you are {person.role}. Ask an admin.
+        </p>
+      ) : null}
       {parsed.success ? null : (
         <p role="alert" className="text-sm text-red-700">
           Some filters in the address were not understood and are ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}

@@ -27,6 +27,7 @@ test.describe("signed out", () => {
     await expect(page.getByRole("link", { name: "Users" })).toHaveCount(0);
     await page.goto("/admin/users");
     await expect(page).toHaveURL(/\/\?denied=admin$/);
+    await expect(page.getByRole("alert").filter({ hasText: "That page needs the admin role; you are operator." })).toBeVisible();
   });
 
   test("sign-out ends the session on the server: a kept copy of the cookie no longer works", async ({ page, baseURL }) => {

@@ -16,7 +16,8 @@ test("three questions answered in the inbox with the keyboard alone; an identica
   await ask(threads[3]!, questions[2]!.toUpperCase(), 4);
 
   await page.goto("/questions");
-  const groups = page.getByRole("list", { name: "Unanswered questions" }).getByRole("listitem");
+  // Groups, not the thread entries listed inside each.
+  const groups = page.getByRole("list", { name: "Unanswered questions" }).getByTestId("question-group");
   await expect(groups.first()).toContainText(questions[0]!);
   await expect(groups.nth(2)).toContainText("asked by 2 threads");
 
@@ -27,7 +28,7 @@ test("three questions answered in the inbox with the keyboard alone; an identica
     await expect(current).toBeFocused();
     await expect(current).toContainText(questions[index]!);
     await page.keyboard.press("Enter");
-    await expect(page.getByRole("textbox", { name: /^Answer: / })).toBeFocused();
+    await expect(current.getByRole("textbox", { name: /^Answer: / })).toBeFocused();
     await page.keyboard.type(answer);
     await page.keyboard.press("Control+Enter");
     await expect(page.getByText(questions[index]!, { exact: true })).toHaveCount(0);
@@ -49,7 +50,7 @@ test("offered options are buttons that answer at once", async ({ page, request, 
   const question = `${thread}: which queue?`;
   await storePacket(request, agentToken, packetFor(thread, { created_at: "2001-01-01T00:00:09Z", questions_for_human: [{ question, options: ["sqs", "kafka"] }] }));
   await page.goto("/questions");
-  const group = page.getByRole("listitem").filter({ hasText: question });
+  const group = page.getByTestId("question-group").filter({ hasText: question });
   await group.getByRole("group", { name: "Offered answers" }).getByRole("button", { name: "kafka" }).click();
   await expect(page.getByText(question, { exact: true })).toHaveCount(0);
   expect((await findThread(request, agentToken, thread))!.human.answers).toEqual([
