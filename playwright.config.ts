@@ -1,6 +1,7 @@
 import { defineConfig } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./e2e/support/chromium";
 import { ADMIN_STATE } from "./e2e/support/people";
+import { E2E_RESULTS } from "./e2e/support/paths";
 
 export const E2E_PORT = Number(process.env.BATON_E2E_PORT ?? 3210);
 
@@ -9,9 +10,9 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
-  reporter: [["list"], ["json", { outputFile: "test-results/playwright.json" }]],
+  reporter: [["list"], ["json", { outputFile: `${E2E_RESULTS}/playwright.json` }]],
   // Kept apart from test-results/ itself, which Playwright would otherwise empty at start.
-  outputDir: "test-results/playwright",
+  outputDir: `${E2E_RESULTS}/playwright`,
   timeout: 60_000,
   use: {
     baseURL: `http://127.0.0.1:${E2E_PORT}`,

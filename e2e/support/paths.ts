@@ -1,7 +1,13 @@
 import path from "node:path";
 
+/**
+ * Where the run's reports go. Another folder (with its own BATON_E2E_PORT and
+ * BATON_DIST_DIR) lets two runs of the suite share a checkout.
+ */
+export const E2E_RESULTS = process.env.BATON_E2E_RESULTS ?? "test-results";
+
 /** Where the end-to-end server keeps its database and watched folder; wiped at each run. */
-export const E2E_ROOT = path.resolve("test-results", "e2e-server");
+export const E2E_ROOT = path.resolve(E2E_RESULTS, "e2e-server");
 export const E2E_DATABASE_URL = `file:${path.join(E2E_ROOT, "baton.db")}`;
 export const E2E_WATCH_DIR = path.join(E2E_ROOT, "watched");
 
