@@ -16,6 +16,7 @@ export const LEDGER_KINDS = [
   "user_role_changed",
   "user_disabled",
   "user_enabled",
+  "user_password_set",
   "signed_in",
   "signed_out",
   "human_approved",
@@ -23,6 +24,20 @@ export const LEDGER_KINDS = [
   "human_answered",
   "packet_written_back",
   "writeback_skipped",
+  "risk_acknowledged",
+  "risk_resolved",
+  "risk_snoozed",
+  "risk_untriaged",
+  "risk_regressed",
+  "session_started",
+  "heartbeat",
+  "session_ended",
+  "thread_stale",
+  "watchdog_duplicate_topic",
+  "watchdog_commit_regressed",
+  "webhook_created",
+  "webhook_changed",
+  "webhook_deleted",
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
