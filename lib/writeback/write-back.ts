@@ -181,7 +181,9 @@ async function readAll(handle: FileHandle): Promise<string> {
     const { bytesRead, buffer } = await handle.read(Buffer.alloc(READ_CHUNK), 0, READ_CHUNK, position);
     chunks.push(buffer.subarray(0, bytesRead));
     position += bytesRead;
-    if (bytesRead < READ_CHUNK) return Buffer.concat(chunks).toString("utf8");
+    // Decoded as ingest decodes a file: a UTF-8 byte order mark is dropped, so a file
+    // that starts with one still matches the version Baton ingested from it.
+    if (bytesRead < READ_CHUNK) return new TextDecoder("utf-8").decode(Buffer.concat(chunks));
   }
 }
 const READ_CHUNK = 256 * 1024;
