@@ -55,7 +55,7 @@ function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, now: number,
     decision: card.active_packet.human.decision
       ? { kind: card.active_packet.human.decision.kind, at: Date.parse(card.active_packet.human.decision.at) }
       : null,
-    lastSession: null,
+    lastSession: card.last_session ? { kind: card.last_session.kind, at: Date.parse(card.last_session.at) } : null,
   });
   const flags = decision.stale ? [...packet.flags, STALE_FLAG(staleHours)] : packet.flags;
   return {

@@ -6,6 +6,10 @@ import { humanSectionSchema, humanSummarySchema } from "../human/section";
 
 /** What the API and the pages receive: never Prisma rows. Dates are ISO strings. */
 
+/** What an agent session reports about itself (the watchdog). */
+export const SESSION_EVENT_KINDS = ["session_started", "heartbeat", "session_ended"] as const;
+export type SessionEventKind = (typeof SESSION_EVENT_KINDS)[number];
+
 export const flagDto = z.object({ code: z.enum(FLAG_CODES), reason: z.string() });
 
 export const riskCountsDto = z.object(Object.fromEntries(SEVERITIES.map((s) => [s, z.number().int()])) as Record<
@@ -21,6 +25,8 @@ export const threadCardDto = z.object({
   topic: z.string().nullable(),
   archived: z.boolean(),
   updated_at: z.string(),
+  /** The latest agent session report (POST /api/v1/threads/{key}/events), if any. */
+  last_session: z.object({ kind: z.enum(SESSION_EVENT_KINDS), at: z.string() }).nullable(),
   active_packet: z.object({
     id: z.string(),
     received_at: z.string(),

@@ -38,6 +38,8 @@ export const cardSelect = {
   topic: true,
   archived: true,
   updatedAt: true,
+  lastSessionKind: true,
+  lastSessionAt: true,
   activeVersion: { select: cardVersionSelect },
 } satisfies Prisma.ThreadSelect;
 
@@ -58,6 +60,7 @@ export function toCard(row: CardRow): ThreadCardDto {
     topic: row.topic,
     archived: row.archived,
     updated_at: row.updatedAt.toISOString(),
+    last_session: row.lastSessionKind && row.lastSessionAt ? { kind: row.lastSessionKind, at: row.lastSessionAt.toISOString() } : null,
     active_packet: {
       id: version.id,
       received_at: version.receivedAt.toISOString(),
