@@ -1,6 +1,6 @@
 "use client";
 
-import { forwardRef, useEffect, useState } from "react";
+import { forwardRef, useCallback, useEffect, useRef, useState } from "react";
 import { FLAG_CODES, FLAG_TITLES } from "@/lib/packet/lint";
 import { SEVERITIES } from "@/lib/packet/severity";
 
@@ -21,21 +21,37 @@ interface BoardFiltersProps {
 }
 
 const TEXT_DEBOUNCE_MS = 250;
+const serialise = (values: BoardFilterValues) => JSON.stringify(FILTER_KEYS.map((key) => values[key]));
 const inputClass =
   "rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-900 focus-visible:outline-2 focus-visible:outline-sky-600";
 
 /** The board's filters; every value lives in the URL so that a view can be shared. */
 export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(function BoardFilters({ values, onChange }, searchRef) {
   const [draft, setDraft] = useState(values);
+  // Values sent to the URL that have not landed yet. A navigation lands a moment after it is
+  // sent: the person may have typed on meanwhile, and their newer text must not be undone.
+  const pending = useRef<string[]>([]);
+  const send = useCallback((next: BoardFilterValues) => {
+    pending.current.push(serialise(next));
+    onChange(next);
+  }, [onChange]);
   // Keeps the inputs in step when the URL changes from outside (back button, a shared link).
-  useEffect(() => setDraft(values), [values]);
+  useEffect(() => {
+    const landed = pending.current.indexOf(serialise(values));
+    if (landed >= 0) {
+      pending.current.splice(0, landed + 1);
+      return;
+    }
+    pending.current = [];
+    setDraft(values);
+  }, [values]);
   // Debounces typing before the URL (and the query) changes: a timer, outside React.
   useEffect(() => {
-    const changed = (["q", "agent", "project", "branch"] as const).some((key) => draft[key] !== values[key]);
-    if (!changed) return;
-    const timer = setTimeout(() => onChange(draft), TEXT_DEBOUNCE_MS);
+    const target = pending.current.at(-1) ?? serialise(values);
+    if (serialise(draft) === target) return;
+    const timer = setTimeout(() => send(draft), TEXT_DEBOUNCE_MS);
     return () => clearTimeout(timer);
-  }, [draft, values, onChange]);
+  }, [draft, values, send]);
 
   const text = (key: "q" | "agent" | "project" | "branch", label: string, ref?: typeof searchRef) => (
     <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
@@ -58,7 +74,7 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
       {text("branch", "Branch")}
       <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
         Severity
-        <select className={inputClass} value={values.severity} onChange={(event) => onChange({ ...draft, severity: event.target.value })}>
+        <select className={inputClass} value={values.severity} onChange={(event) => send({ ...draft, severity: event.target.value })}>
           <option value="">any</option>
           {SEVERITIES.map((severity) => (
             <option key={severity} value={severity}>
@@ -69,7 +85,7 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
       </label>
       <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
         Flag
-        <select className={inputClass} value={values.flag} onChange={(event) => onChange({ ...draft, flag: event.target.value })}>
+        <select className={inputClass} value={values.flag} onChange={(event) => send({ ...draft, flag: event.target.value })}>
           <option value="">any</option>
           {FLAG_CODES.map((code) => (
             <option key={code} value={code}>
