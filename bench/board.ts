@@ -6,11 +6,16 @@
  * through the real ingest path (bench/lib/seed-board.ts, in a child process, no
  * server running): BENCH_THREADS threads x BENCH_VERSIONS versions, about 2 KB and
  * 3 risks each, whose active versions fill the needs-you (40 %), ready (40 %) and
- * stale (20 %) columns. Then it starts `next start` on 127.0.0.1 and measures:
+ * stale (20 %) columns. It creates an admin with `baton user create` (pages need a
+ * signed-in person; an admin's board shows every action). Then it starts `next start`
+ * on 127.0.0.1, signs in through POST /api/v1/session, and measures:
  *   - GET /api/v1/board with a packets:read token, sequentially (p50, p95, bytes, cards);
- *   - server render of GET / to the end of the HTML, sequentially (p50, p95);
- *   - first view of / in headless Chromium, 1440x900, fresh context each time:
- *     Largest Contentful Paint and DOM nodes (median of BENCH_BROWSER_RUNS);
+ *   - server render of GET / with the session cookie to the end of the HTML,
+ *     sequentially (p50, p95); HTML without the board's columns is a problem;
+ *   - first view of / in headless Chromium, 1440x900, fresh context each time with
+ *     the session cookie: Largest Contentful Paint and DOM nodes (median of
+ *     BENCH_BROWSER_RUNS); a view that does not end on / showing the board's column
+ *     headings (a redirect to /sign-in) stops the run (exit 1);
  *   - the server's RSS.
  * Then it stops the server, seeds (BENCH_HISTORY_FACTOR - 1) x BENCH_VERSIONS more
  * versions of the SAME threads, all OLDER than the active ones (so every card and
@@ -45,6 +50,7 @@ import { seedBoard } from "./lib/seeding";
 import {
   buildIfStale,
   cpuMs,
+  createPerson,
   createToken,
   DIST_DIR,
   machineBusyMs,
@@ -52,9 +58,11 @@ import {
   migrate,
   ROOT,
   SetupError,
+  signIn,
   startServer,
   stopServer,
   tempSqliteDatabase,
+  type BenchPerson,
   type RunningServer,
 } from "./lib/server";
 import { databaseStats, type DatabaseStats } from "./lib/sqlite";
@@ -71,6 +79,12 @@ const SEED_CHUNK = 256;
 /** Above this share of the machine taken by other processes, a phase's wall-clock figures are called noisy. */
 const NOISY_OTHERS_SHARE = 0.2;
 const RESULTS_FILE = path.join(ROOT, "bench", "results", "board-latest.json");
+/** Who the pages are measured for: an admin sees every action and link, the heaviest board. */
+const PERSON_ROLE = "admin";
+/** A board column's heading: the page measured must show these, not the sign-in form. */
+const BOARD_COLUMN_HEADING = "main section[data-column] > h2";
+/** Session cookie of the signed-in person, for a server's page requests. */
+type Session = { name: string; value: string };
 
 interface Settings {
   port: number;
@@ -262,15 +276,24 @@ async function measureApi(
 interface RenderPhase extends SequencePhase {
   /** Cards in the server-rendered HTML. */
   cardsInHtml: number | null;
+  /** Board columns in the server-rendered HTML: none means it was not the board. */
+  columnsInHtml: number | null;
   /** Suspense boundaries streamed after the shell (React reveals them at least 300 ms after the first paint). */
   streamedBoundaries: number | null;
 }
 
-async function measureRender(name: string, server: RunningServer, settings: Settings, signal: AbortSignal, findings: Findings): Promise<RenderPhase> {
+async function measureRender(
+  name: string,
+  server: RunningServer,
+  settings: Settings,
+  session: Session,
+  signal: AbortSignal,
+  findings: Findings,
+): Promise<RenderPhase> {
   const phase = await measureSequence(name, server, {
     port: settings.port,
     path: "/",
-    headers: { accept: "text/html" },
+    headers: { accept: "text/html", cookie: `${session.name}=${session.value}` },
     warmups: RENDER_WARMUPS,
     requests: settings.renderRequests,
     signal,
@@ -279,7 +302,9 @@ async function measureRender(name: string, server: RunningServer, settings: Sett
   if (phase.errors) findings.problems.push(`${name}: ${phase.errors} requests did not answer 200: ${JSON.stringify(result.errors)} ${result.errorSamples.join(" | ")}`);
   const html = result.lastBody?.toString("utf8") ?? null;
   const count = (needle: string) => (html === null ? null : html.split(needle).length - 1);
-  return { ...phase, cardsInHtml: count('data-testid="board-card"'), streamedBoundaries: count('<div hidden id="S:') };
+  const columnsInHtml = count("data-column=");
+  if (html !== null && !columnsInHtml) findings.problems.push(`${name}: the HTML of / holds no board column: it is not the board (${html.slice(0, 200)})`);
+  return { ...phase, cardsInHtml: count('data-testid="board-card"'), columnsInHtml, streamedBoundaries: count('<div hidden id="S:') };
 }
 
 interface BrowserPhase {
@@ -310,7 +335,7 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-async function measureBrowser(browser: Browser, settings: Settings, signal: AbortSignal, findings: Findings): Promise<BrowserPhase> {
+async function measureBrowser(browser: Browser, settings: Settings, session: Session, signal: AbortSignal, findings: Findings): Promise<BrowserPhase> {
   const runs: FirstView[] = [];
   for (let run = 0; run < settings.browserRuns && !signal.aborted; run++) {
     const view = await measureFirstView(browser, {
@@ -319,6 +344,8 @@ async function measureBrowser(browser: Browser, settings: Settings, signal: Abor
       settleMs: SETTLE_AFTER_LOAD_MS,
       countSelector: '[data-testid="board-card"]',
       watchPath: "/api/v1/board",
+      cookies: [session],
+      expect: { path: "/", selector: BOARD_COLUMN_HEADING, what: "the board" },
     });
     runs.push(view);
     console.log(
@@ -376,6 +403,7 @@ async function measureServer(
   settings: Settings,
   databaseUrl: string,
   token: string,
+  person: BenchPerson,
   withBrowser: boolean,
   signal: AbortSignal,
   findings: Findings,
@@ -387,14 +415,15 @@ async function measureServer(
   console.log(`bench: server pid ${server.pid} on 127.0.0.1:${settings.port} (${label}); load avg ${os.loadavg().map((n) => n.toFixed(2)).join(" ")}`);
   let browser: Browser | null = null;
   try {
+    const session = await signIn(settings.port, person);
     const api = await measureApi(`board API (${label})`, server, settings, token, signal, findings);
     console.log(`bench: board API (${label}): p50 ${fixed(api.p50, 1)} ms, p95 ${fixed(api.p95, 1)} ms, ${api.total} cards, ${api.result.bytes.max} bytes`);
-    const render = await measureRender(`render / (${label})`, server, settings, signal, findings);
+    const render = await measureRender(`render / (${label})`, server, settings, session, signal, findings);
     console.log(`bench: render / (${label}): p50 ${fixed(render.p50, 1)} ms, p95 ${fixed(render.p95, 1)} ms, ${render.result.bytes.max} bytes of HTML`);
     let browserPhase: BrowserPhase | null = null;
     if (withBrowser) {
       browser = await launchChromium();
-      browserPhase = await measureBrowser(browser, settings, signal, findings);
+      browserPhase = await measureBrowser(browser, settings, session, signal, findings);
     }
     if (signal.aborted) throw new Error("interrupted");
     const memory = memoryMiB(server.pid);
@@ -562,7 +591,7 @@ function printReport(outcome: Outcome, findings: Findings): void {
   console.log(`board (before): ${before.api.total} cards: ${columnLine(before.api)}; JSON ${before.api.result.bytes.max} bytes (${before.api.gzipBytes ?? "?"} gzipped)`);
   console.log(`board (after):  ${after.api.total} cards: ${columnLine(after.api)}`);
   console.log(
-    `server-rendered HTML of /: ${before.render.result.bytes.max} bytes with ${before.render.cardsInHtml ?? "?"} cards in it, ` +
+    `server-rendered HTML of / (signed in as ${PERSON_ROLE}): ${before.render.result.bytes.max} bytes with ${before.render.columnsInHtml ?? "?"} columns and ${before.render.cardsInHtml ?? "?"} cards in it, ` +
       `${before.render.streamedBoundaries ?? "?"} Suspense boundary(ies) streamed after the shell`,
   );
   const browser = before.browser;
@@ -624,7 +653,12 @@ function serverRunJson(run: ServerRun) {
   return {
     server_pid: run.pid,
     board_api: { ...sequenceJson(run.api), cards: run.api.total, columns: run.api.columns, gzip_bytes: run.api.gzipBytes },
-    render_root: { ...sequenceJson(run.render), cards_in_html: run.render.cardsInHtml, streamed_suspense_boundaries: run.render.streamedBoundaries },
+    render_root: {
+      ...sequenceJson(run.render),
+      columns_in_html: run.render.columnsInHtml,
+      cards_in_html: run.render.cardsInHtml,
+      streamed_suspense_boundaries: run.render.streamedBoundaries,
+    },
     browser: run.browser
       ? { viewport: VIEWPORT, settle_ms: SETTLE_AFTER_LOAD_MS, median: run.browser.median, lcp_element: run.browser.lcpElement, runs: run.browser.runs }
       : null,
@@ -637,7 +671,7 @@ function resultsJson(outcome: Outcome, settings: Settings, findings: Findings, l
   return {
     finished_at: new Date().toISOString(),
     revision: gitRevision(),
-    settings: { ...settings, seed_chunk: SEED_CHUNK, api_warmups: API_WARMUPS, render_warmups: RENDER_WARMUPS },
+    settings: { ...settings, seed_chunk: SEED_CHUNK, api_warmups: API_WARMUPS, render_warmups: RENDER_WARMUPS, pages_signed_in_as: PERSON_ROLE },
     machine: { cpus: os.cpus().length, node: process.version, load_avg_before: loadBefore, load_avg_after: os.loadavg() },
     database: "fresh SQLite (temp folder)",
     seeded: {
@@ -712,6 +746,8 @@ async function main(): Promise<number> {
   try {
     const migration = migrate(database.url);
     const token = createToken(database.url, `bench-board-${runId}`, "packets:read");
+    const person: BenchPerson = { username: `bench-${runId}`, password: randomBytes(24).toString("base64url"), role: PERSON_ROLE };
+    createPerson(database.url, person);
     console.log(
       `bench: ${settings.threads} threads x ${settings.versions} versions, then x${settings.historyFactor} history; fresh SQLite in ${database.tempDir} (${migration}); ` +
         `load avg ${loadBefore.map((n) => n.toFixed(2)).join(" ")} on ${os.cpus().length} CPUs`,
@@ -723,13 +759,13 @@ async function main(): Promise<number> {
     const snapshotFile = path.join(database.tempDir, "before-history.db");
     copyFileSync(database.sqliteFile, snapshotFile);
     if (existsSync(`${database.sqliteFile}-wal`)) copyFileSync(`${database.sqliteFile}-wal`, `${snapshotFile}-wal`);
-    const before = await measureServer("before history", settings, database.url, token, true, signal, findings);
+    const before = await measureServer("before history", settings, database.url, token, person, true, signal, findings);
     profileLabels.set(before.pid, "before the history (board API, render of /, browser)");
     seeds.push(
       await seedPhase("older history", plan, settings.versions, settings.versions * settings.historyFactor, database.url, database.sqliteFile, signal, findings),
     );
     const pair: { value?: Interleaved } = {};
-    const after = await measureServer(`after x${settings.historyFactor} history`, settings, database.url, token, false, signal, findings, async (server) => {
+    const after = await measureServer(`after x${settings.historyFactor} history`, settings, database.url, token, person, false, signal, findings, async (server) => {
       pair.value = await compareInterleaved(settings, `file:${snapshotFile}`, server, token, signal, findings);
     });
     const interleaved = pair.value;

@@ -1,17 +1,24 @@
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { PassThrough, Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { GET as getHandoff } from "../app/api/v1/threads/[key]/handoff/route";
+import { verifyPassword } from "../lib/auth/passwords";
+import { personOfSession, signIn } from "../lib/auth/sessions";
 import { authenticateBearer, createApiToken, listApiTokens } from "../lib/auth/tokens";
+import { changeUser, hasAnyUser, listUsers, toPerson } from "../lib/auth/users";
 import { database } from "../lib/db";
 import { BatonError } from "../lib/errors";
 import { ingestPacket } from "../lib/ingest/ingest";
 import { freshDatabaseForThisFile } from "../lib/testing/temp-database";
 import { main } from "./main";
+import type { PasswordSource } from "./user-command";
 
 freshDatabaseForThisFile();
 
@@ -86,6 +93,225 @@ describe("baton token", () => {
   it("fails to revoke an unknown token", async () => {
     expect(await main(["token", "revoke", "btn_unknown0"])).toBe(1);
     expect(lines(error).join("\n")).toContain('No token matches "btn_unknown0"');
+  });
+});
+
+describe("baton user", () => {
+  const PASSWORD = "a long enough password";
+  const saved = process.env.BATON_PASSWORD;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.BATON_PASSWORD;
+    else process.env.BATON_PASSWORD = saved;
+  });
+
+  /** A piped stdin holding `text`, and nowhere for prompts to go (a pipe gets none). */
+  const piped = (text: string): PasswordSource => {
+    const stdin = new PassThrough();
+    stdin.end(text);
+    return { stdin, prompts: new PassThrough() };
+  };
+  /** A terminal: each chunk is one burst of keys; prompts are collected; raw mode is recorded. */
+  const terminal = (...chunks: string[]) => {
+    const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: vi.fn() });
+    for (const chunk of chunks) stdin.write(chunk);
+    let shown = "";
+    const prompts = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        shown += chunk.toString("utf8");
+        done();
+      },
+    });
+    return { source: { stdin, prompts } as PasswordSource, shown: () => shown, rawMode: stdin.setRawMode };
+  };
+  const userNamed = async (username: string) => (await database()).user.findUnique({ where: { username } });
+  const eventsAbout = async (kind: string, username: string) =>
+    (await (await database()).ledgerEvent.findMany({ where: { kind }, orderBy: { seq: "asc" } }))
+      .map((row) => ({ actor: row.actor, data: JSON.parse(row.data) as Record<string, unknown>, raw: row.data }))
+      .filter((event) => event.data.username === username);
+
+  it("creates the first admin of a fresh install from BATON_PASSWORD, recorded as done by cli", async () => {
+    expect(await hasAnyUser()).toBe(false);
+    process.env.BATON_PASSWORD = PASSWORD;
+    // The stdin is not read when BATON_PASSWORD is set.
+    const stdin = piped("not this one\n");
+    expect(await main(["user", "create", "  Mei ", "--role", "admin"], stdin)).toBe(0);
+    expect(stdin.stdin.readableLength).toBeGreaterThan(0);
+    expect(lines(log)).toEqual(["created mei (admin)"]);
+    expect(lines(error)).toEqual([]);
+
+    const row = await userNamed("mei");
+    expect(row).toMatchObject({ role: "admin", disabledAt: null });
+    expect(await verifyPassword(row!.passwordHash, PASSWORD)).toBe(true);
+    const session = await signIn({ username: "mei", password: PASSWORD });
+    expect(await personOfSession(session.secret)).toEqual(toPerson(row!));
+    const events = await eventsAbout("user_created", "mei");
+    expect(events.map(({ actor, data }) => ({ actor, data }))).toEqual([{ actor: "cli", data: { user_id: row!.id, username: "mei", role: "admin" } }]);
+    expect(events[0]!.raw).not.toContain(PASSWORD);
+  });
+
+  it("reads the password from the first line of a piped stdin", async () => {
+    delete process.env.BATON_PASSWORD;
+    expect(await main(["user", "create", "ren", "--role", "operator"], piped(`${PASSWORD}\r\nthe next line is not part of it\n`))).toBe(0);
+    expect(lines(log)).toEqual(["created ren (operator)"]);
+    expect(await verifyPassword((await userNamed("ren"))!.passwordHash, PASSWORD)).toBe(true);
+
+    // No newline at all: everything up to the end.
+    expect(await main(["user", "create", "sam", "--role", "viewer"], piped(PASSWORD))).toBe(0);
+    expect(await verifyPassword((await userNamed("sam"))!.passwordHash, PASSWORD)).toBe(true);
+  });
+
+  it("asks twice without echo on a terminal, honouring backspace", async () => {
+    delete process.env.BATON_PASSWORD;
+    const tty = terminal(`${PASSWORD}X\u007f\r`, `${PASSWORD}\r`);
+    expect(await main(["user", "create", "tess", "--role", "viewer"], tty.source)).toBe(0);
+    expect(await verifyPassword((await userNamed("tess"))!.passwordHash, PASSWORD)).toBe(true);
+    expect(tty.shown()).toBe("Password for tess (not shown): \nSame password again: \n");
+    expect(tty.rawMode.mock.calls).toEqual([[true], [false], [true], [false]]);
+  });
+
+  it("refuses two different passwords typed on a terminal, and Ctrl-C, creating nothing", async () => {
+    delete process.env.BATON_PASSWORD;
+    expect(await main(["user", "create", "typo", "--role", "viewer"], terminal(`${PASSWORD}\r`, `${PASSWORD}!\r`).source)).toBe(1);
+    expect(lines(error)).toEqual(["baton: the two passwords differ; nothing changed"]);
+    error.mockClear();
+    const cancelled = terminal("a long\u0003");
+    expect(await main(["user", "create", "typo", "--role", "viewer"], cancelled.source)).toBe(1);
+    expect(lines(error)).toEqual(["baton: cancelled; nothing changed"]);
+    expect(cancelled.rawMode.mock.calls).toEqual([[true], [false]]);
+    expect(await userNamed("typo")).toBeNull();
+  });
+
+  it.each([
+    ["a bad username", ["x y", "--role", "viewer"], PASSWORD, /^baton: Bad user: username: username must be 2 to 40 /],
+    ["a short password", ["valid-name", "--role", "viewer"], "eleven char", /^baton: Bad user: password: password must be at least 12 characters\.$/],
+    ["no password at all", ["valid-name", "--role", "viewer"], "", /^baton: password: none given; set BATON_PASSWORD or send the password as the first line of stdin/],
+    ["a taken username, whatever its case", ["MEI", "--role", "viewer"], PASSWORD, /^baton: The username "mei" is taken; choose another\.$/],
+  ])("refuses %s on stderr with exit 1, writing nothing", async (_what, args, stdin, message) => {
+    delete process.env.BATON_PASSWORD;
+    const before = { users: await (await database()).user.count(), events: await (await database()).ledgerEvent.count() };
+    expect(await main(["user", "create", ...args], piped(stdin ? `${stdin}\n` : ""))).toBe(1);
+    expect(lines(error)).toEqual([expect.stringMatching(message)]);
+    expect(lines(log)).toEqual([]);
+    expect({ users: await (await database()).user.count(), events: await (await database()).ledgerEvent.count() }).toEqual(before);
+  });
+
+  it("refuses a missing or unknown role, and never takes a password as an argument", async () => {
+    process.env.BATON_PASSWORD = PASSWORD;
+    expect(await main(["user", "create", "norole"])).toBe(1);
+    expect(await main(["user", "create", "norole", "--role", "root"])).toBe(1);
+    expect(await main(["user", "create", "norole", "--role", "viewer", "--password", PASSWORD])).toBe(1);
+    const said = stderr.mock.calls.map((call) => String(call[0])).join("");
+    expect(said).toContain("required option '--role <role>' not specified");
+    expect(said).toContain("Allowed choices are viewer, operator, admin");
+    expect(said).toContain("unknown option '--password'");
+    expect(await userNamed("norole")).toBeNull();
+  });
+
+  it("notes when the install has no active admin after the creation", async () => {
+    process.env.BATON_PASSWORD = PASSWORD;
+    expect(await main(["user", "create", "una", "--role", "viewer"])).toBe(0);
+    expect(lines(error)).toEqual([]);
+
+    // A viewer made first on a fresh install leaves nobody to administer (and the first-run page is gone).
+    const db = await database();
+    await db.user.update({ where: { username: "mei" }, data: { role: "viewer" } });
+    try {
+      expect(await main(["user", "create", "vic", "--role", "viewer"])).toBe(0);
+      expect(lines(error)).toEqual(["note: Baton has no active admin yet; create one with `baton user create NAME --role admin`"]);
+    } finally {
+      await db.user.update({ where: { username: "mei" }, data: { role: "admin" } });
+    }
+  });
+
+  it("sets a new password, ending every session of that person, recorded as done by cli", async () => {
+    const NEW = "a brand new password";
+    const first = await signIn({ username: "ren", password: PASSWORD });
+    const second = await signIn({ username: "ren", password: PASSWORD });
+    const other = await signIn({ username: "sam", password: PASSWORD });
+    delete process.env.BATON_PASSWORD;
+    expect(await main(["user", "password", "REN"], piped(`${NEW}\n`))).toBe(0);
+    expect(lines(log)).toEqual(["password set for ren; 2 session(s) ended"]);
+
+    expect(await personOfSession(first.secret)).toBeNull();
+    expect(await personOfSession(second.secret)).toBeNull();
+    expect(await personOfSession(other.secret)).not.toBeNull();
+    const row = (await userNamed("ren"))!;
+    expect(await verifyPassword(row.passwordHash, NEW)).toBe(true);
+    expect(await verifyPassword(row.passwordHash, PASSWORD)).toBe(false);
+    expect(await personOfSession((await signIn({ username: "ren", password: NEW })).secret)).toMatchObject({ username: "ren" });
+
+    const events = await eventsAbout("user_password_set", "ren");
+    expect(events.map(({ actor, data }) => ({ actor, data }))).toEqual([{ actor: "cli", data: { user_id: row.id, username: "ren", sessions_ended: 2 } }]);
+    expect(events[0]!.raw).not.toContain(NEW);
+  });
+
+  it("sets the password of a disabled account, which stays disabled, and says so", async () => {
+    const tess = (await userNamed("tess"))!;
+    const admin = toPerson((await userNamed("mei"))!);
+    await changeUser(admin, tess.id, { disabled: true });
+    process.env.BATON_PASSWORD = "another long password";
+    expect(await main(["user", "password", "tess"])).toBe(0);
+    expect(lines(error)).toEqual(["note: tess is disabled; an admin can enable the account at /admin/users"]);
+    expect((await userNamed("tess"))!.disabledAt).toBeInstanceOf(Date);
+  });
+
+  it.each([
+    ["an unknown user", "nobody", PASSWORD, /^baton: No user is named "nobody"\.$/],
+    ["a bad username", "x y", PASSWORD, /^baton: Bad password change: username: username must be 2 to 40 /],
+    ["a short password", "ren", "too short", /^baton: Bad password change: password: password must be at least 12 characters\.$/],
+  ])("refuses to set a password for %s on stderr with exit 1, changing nothing", async (_what, username, password, message) => {
+    const before = { hash: (await userNamed("ren"))!.passwordHash, events: await (await database()).ledgerEvent.count() };
+    process.env.BATON_PASSWORD = password;
+    expect(await main(["user", "password", username])).toBe(1);
+    expect(lines(error)).toEqual([expect.stringMatching(message)]);
+    expect({ hash: (await userNamed("ren"))!.passwordHash, events: await (await database()).ledgerEvent.count() }).toEqual(before);
+  });
+
+  it("lists username, role, created and disabled, oldest first", async () => {
+    expect(await main(["user", "list"])).toBe(0);
+    const users = await listUsers();
+    const printed = lines(log);
+    expect(printed[0]).toMatch(/^username +role +created +disabled$/);
+    expect(printed.slice(1).map((line) => line.split(/ +/))).toEqual(users.map((user) => [user.username, user.role, user.created_at, user.disabled ? "yes" : "no"]));
+    expect(printed.slice(1).map((line) => line.split(/ +/)[0])).toEqual(["mei", "ren", "sam", "tess", "una", "vic"]);
+    expect(printed.find((line) => line.startsWith("tess "))).toMatch(/ yes$/);
+    // Columns line up.
+    expect(new Set(printed.map((line) => line.indexOf(line.includes("username") ? "role" : line.split(/ +/)[1]!))).size).toBe(1);
+  });
+
+  describe("as a process (bin/baton.js)", () => {
+    const BIN = fileURLToPath(new URL("../bin/baton.js", import.meta.url));
+    const env = () => {
+      const copy = { ...process.env };
+      delete copy.BATON_PASSWORD;
+      return copy;
+    };
+
+    it("takes the password piped on stdin: echo pw | baton user create", () => {
+      const result = spawnSync(process.execPath, [BIN, "user", "create", "piped", "--role", "operator"], { env: env(), input: `${PASSWORD}\n`, encoding: "utf8", timeout: 60_000 });
+      expect(result.stderr).toBe("");
+      expect(result.stdout).toBe("created piped (operator)\n");
+      expect(result.status).toBe(0);
+    }, 70_000);
+
+    it("does not wait for a writer that keeps the pipe open after the first line", async () => {
+      const child = spawn(process.execPath, [BIN, "user", "password", "piped"], { env: env(), stdio: ["pipe", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+      child.stdin.write("a brand new password\n");
+      const exited = await new Promise<number | null>((resolve) => {
+        const timer = setTimeout(() => resolve(null), 30_000);
+        child.once("exit", (code) => {
+          clearTimeout(timer);
+          resolve(code);
+        });
+      });
+      child.stdin.destroy();
+      if (exited === null) child.kill();
+      expect(exited).toBe(0);
+      expect(out).toBe("password set for piped; 0 session(s) ended\n");
+      expect(await verifyPassword((await userNamed("piped"))!.passwordHash, "a brand new password")).toBe(true);
+    }, 70_000);
   });
 });
 

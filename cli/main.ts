@@ -4,9 +4,12 @@ import { formatPacket, pullHandoff, pullTarget } from "../lib/client/pull";
 import { pushPacketFile, pushTargetFromEnv } from "../lib/client/push";
 import { writeFileAtomic } from "../lib/fs/atomic-write";
 import { TOKEN_SCOPES, type TokenScope } from "../lib/auth/tokens";
+import { addUserCommand, type PasswordSource } from "./user-command";
+import { addCheckCommand } from "./check-command";
+import { addGenerateCommand } from "./generate-command";
 
 /** The `baton` command. Each action is a few lines over lib/; exit codes are returned, not thrown. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], passwords: PasswordSource = { stdin: process.stdin, prompts: process.stderr }): Promise<number> {
   let exitCode = 0;
   const program = new Command()
     .name("baton")
@@ -120,6 +123,10 @@ Examples:
       const summary = await revokeApiToken(idOrPrefix);
       console.log(`revoked ${summary.display} (${summary.name})`);
     });
+
+  addUserCommand(program, passwords, prepareDatabase);
+  addCheckCommand(program, (code) => (exitCode = code));
+  addGenerateCommand(program, (code) => (exitCode = code));
 
   program
     .command("demo")

@@ -35,6 +35,8 @@ export interface FirstView {
   watchedRequests: number;
   /** Errors the page threw or logged, and failed requests (event streams cut off at close excepted). */
   errors: string[];
+  /** Where the page ended up, after any redirect. */
+  finalUrl: string;
 }
 
 export interface FirstViewOptions {
@@ -44,15 +46,26 @@ export interface FirstViewOptions {
   settleMs: number;
   countSelector: string;
   watchPath: string;
+  /** Cookies put in the fresh context before the navigation (a session, for pages behind sign-in). */
+  cookies?: { name: string; value: string }[];
+  /**
+   * What the page measured must be: its final path and an element it shows. Otherwise the
+   * measurement throws, rather than report the figures of another page (a redirect to sign-in).
+   */
+  expect?: { path: string; selector: string; what: string };
 }
 
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
 }
 
-/** One first view in a fresh context (empty cache, no cookies). */
+/** One first view in a fresh context (empty cache, no cookies but `options.cookies`). */
 export async function measureFirstView(browser: Browser, options: FirstViewOptions): Promise<FirstView> {
   const context = await browser.newContext({ viewport: options.viewport });
+  if (options.cookies?.length) {
+    const origin = new URL(options.url).origin;
+    await context.addCookies(options.cookies.map(({ name, value }) => ({ name, value, url: origin, httpOnly: true, sameSite: "Lax" as const })));
+  }
   const errors: string[] = [];
   let watchedRequests = 0;
   try {
@@ -80,6 +93,17 @@ export async function measureFirstView(browser: Browser, options: FirstViewOptio
     });
     await page.goto(options.url, { waitUntil: "load", timeout: NAVIGATION_TIMEOUT_MS });
     await page.waitForTimeout(options.settleMs);
+    const finalUrl = page.url();
+    if (options.expect) {
+      const { path, selector, what } = options.expect;
+      const found = await page.locator(selector).count();
+      if (new URL(finalUrl).pathname !== path || found === 0) {
+        throw new Error(
+          `the first view of ${options.url} is not ${what}: it ended on ${finalUrl} (wanted the path ${path}) showing ${found} "${selector}" ` +
+            `(title "${await page.title()}"); its figures would be another page's`,
+        );
+      }
+    }
     const figures = await page.evaluate(async (countSelector) => {
       type LcpEntry = PerformanceEntry & { element?: Element | null; size?: number };
       const candidates = await new Promise<LcpEntry[]>((resolve) => {
@@ -134,7 +158,7 @@ export async function measureFirstView(browser: Browser, options: FirstViewOptio
       style: seconds("RecalcStyleDuration"),
       tasks: seconds("TaskDuration"),
     };
-    return { ...figures, mainThreadMs, watchedRequests, errors };
+    return { ...figures, mainThreadMs, watchedRequests, errors, finalUrl };
   } finally {
     await context.close();
     // Streams the page kept open are cut off by closing it: not an error of the page.

@@ -5,9 +5,10 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { SESSION_COOKIE } from "../../lib/auth/session-cookie";
 import { sqliteFilePath } from "../../lib/config";
 
-/** Setting up and tearing down the app under test: build, database, token, server. */
+/** Setting up and tearing down the app under test: build, database, token, person, server. */
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const DIST_DIR = ".next-bench";
@@ -92,6 +93,55 @@ export function createToken(url: string, name: string, scope = "packets:write"):
   const token = out.trim().split("\n").pop() ?? "";
   if (!/^btn_\S+$/.test(token)) throw new SetupError(`token creation printed no token: ${JSON.stringify(out)}`);
   return token;
+}
+
+/** Someone to sign in as: pages need a signed-in person. */
+export interface BenchPerson {
+  username: string;
+  password: string;
+  role: "viewer" | "operator" | "admin";
+}
+
+/** A person created with the CLI (`baton user create`); the password goes in BATON_PASSWORD, never in argv. */
+export function createPerson(url: string, person: BenchPerson): void {
+  const out = run(
+    process.execPath,
+    ["bin/baton.js", "user", "create", person.username, "--role", person.role],
+    { ...process.env, DATABASE_URL: url, BATON_PASSWORD: person.password },
+    "user creation",
+  );
+  if (out.trim() !== `created ${person.username} (${person.role})`) {
+    throw new SetupError(`user creation printed something unexpected: ${JSON.stringify(out)}`);
+  }
+}
+
+/**
+ * Signs in through POST /api/v1/session, as the sign-in page does (with this
+ * server's Origin); returns the session cookie's value.
+ */
+export async function signIn(port: number, person: BenchPerson): Promise<{ name: string; value: string }> {
+  const origin = `http://127.0.0.1:${port}`;
+  let response: Response;
+  try {
+    response = await fetch(`${origin}/api/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin },
+      body: JSON.stringify({ username: person.username, password: person.password }),
+      redirect: "manual",
+    });
+  } catch (error) {
+    throw new SetupError(`sign-in as ${person.username} failed: ${(error as Error).message}`);
+  }
+  const body = await response.text();
+  if (response.status !== 200) throw new SetupError(`sign-in as ${person.username} answered HTTP ${response.status}: ${body.slice(0, 300)}`);
+  for (const cookie of response.headers.getSetCookie()) {
+    const [pair = ""] = cookie.split(";");
+    const at = pair.indexOf("=");
+    if (at > 0 && pair.slice(0, at).trim() === SESSION_COOKIE && pair.slice(at + 1).trim()) {
+      return { name: SESSION_COOKIE, value: pair.slice(at + 1).trim() };
+    }
+  }
+  throw new SetupError(`sign-in as ${person.username} set no ${SESSION_COOKIE} cookie (Set-Cookie: ${JSON.stringify(response.headers.getSetCookie())})`);
 }
 
 export interface RunningServer {

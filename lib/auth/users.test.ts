@@ -6,7 +6,7 @@ import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { verifyPassword } from "./passwords";
 import type { Person, Role } from "./roles";
 import { personOfSession, signIn, startSession } from "./sessions";
-import { changeUser, createFirstAdmin, createUser, hasAnyUser, listUsers, type UserDto } from "./users";
+import { changeUser, createFirstAdmin, createUser, createUserAs, hasAnyUser, listUsers, setPassword, type UserDto } from "./users";
 
 freshDatabaseForThisFile();
 
@@ -149,6 +149,78 @@ describe("createUser", () => {
     const ids = (await listUsers()).map((user) => user.id);
     expect(ids[0]).toBe(admin.id);
     expect(ids.indexOf(a.id)).toBeLessThan(ids.indexOf(b.id));
+  });
+});
+
+describe("createUserAs", () => {
+  it("creates a person as the createUser of a person does, recording the actor given (cli)", async () => {
+    const name = uniqueName("from-cli");
+    const user = await createUserAs("cli", { username: ` ${name.toUpperCase()}`, password: PASSWORD, role: "admin" });
+    expect(user).toEqual({ id: expect.stringMatching(/^usr_/), username: name, role: "admin", created_at: expect.any(String), disabled: false });
+    expect(await verifyPassword((await userRow(user.id)).passwordHash, PASSWORD)).toBe(true);
+    expect(await userEvents("user_created", user.id)).toEqual([{ actor: "cli", threadKey: null, data: { user_id: user.id, username: name, role: "admin" } }]);
+    // Put things back: one active admin, as the other tests expect.
+    await changeUser(admin, user.id, { role: "viewer" });
+  });
+
+  it("validates and refuses a taken username exactly as createUser does", async () => {
+    const bad = await expectBatonError(createUserAs("cli", { username: "x", password: "short", role: "viewer" }), "invalid_request");
+    expect((bad.details as { fields: { field: string }[] }).fields.map((item) => item.field)).toEqual(["username", "password"]);
+    const taken = await expectBatonError(createUserAs("cli", { username: admin.username, password: PASSWORD, role: "viewer" }), "conflict");
+    expect(taken.details).toEqual({ field: "username" });
+  });
+});
+
+describe("setPassword", () => {
+  const NEW_PASSWORD = "a different long password";
+
+  it("replaces the hash, ends every session of that person only, and records who did it", async () => {
+    const user = await newUser("operator", "forgetful");
+    const bystander = await newUser("viewer", "bystander");
+    const sessions = [await signIn({ username: user.username, password: PASSWORD }), await startSession(personOf(user), "password")];
+    const theirs = await signIn({ username: bystander.username, password: PASSWORD });
+
+    const result = await setPassword("cli", ` ${user.username.toUpperCase()}`, NEW_PASSWORD);
+    expect(result).toEqual({ user, sessionsEnded: 2 });
+    const row = await userRow(user.id);
+    expect(row.passwordHash).toMatch(/^\$argon2id\$/);
+    expect(await verifyPassword(row.passwordHash, NEW_PASSWORD)).toBe(true);
+    expect(await verifyPassword(row.passwordHash, PASSWORD)).toBe(false);
+    for (const session of sessions) expect(await personOfSession(session.secret)).toBeNull();
+    expect(await personOfSession(theirs.secret)).toEqual(personOf(bystander));
+    await expectBatonError(signIn({ username: user.username, password: PASSWORD }), "unauthenticated");
+    expect(await personOfSession((await signIn({ username: user.username, password: NEW_PASSWORD })).secret)).toEqual(personOf(user));
+
+    const events = await userEvents("user_password_set", user.id);
+    expect(events).toEqual([{ actor: "cli", threadKey: null, data: { user_id: user.id, username: user.username, sessions_ended: 2 } }]);
+    expect(JSON.stringify(events)).not.toContain(NEW_PASSWORD);
+  });
+
+  it("leaves a disabled account disabled", async () => {
+    const user = await newUser("viewer", "dormant");
+    await changeUser(admin, user.id, { disabled: true });
+    expect((await setPassword(admin.username, user.username, NEW_PASSWORD)).user.disabled).toBe(true);
+    expect((await userRow(user.id)).disabledAt).toBeInstanceOf(Date);
+    await expectBatonError(signIn({ username: user.username, password: NEW_PASSWORD }), "unauthenticated");
+  });
+
+  it.each([
+    ["an unknown username", "nobody-here", NEW_PASSWORD, "not_found", "username"],
+    ["a malformed username", "two words", NEW_PASSWORD, "invalid_request", "username"],
+    ["a short password", null, "too short", "invalid_request", "password"],
+    ["a password of 257 characters", null, "p".repeat(257), "invalid_request", "password"],
+  ])("refuses %s, naming the field and writing nothing", async (_what, username, password, code, field) => {
+    const user = await newUser("viewer", "unchanged");
+    const before = { hash: (await userRow(user.id)).passwordHash, events: await ledgerCount() };
+    const error = await expectBatonError(setPassword("cli", username ?? user.username, password), code);
+    if (code === "not_found") {
+      expect(error.details).toEqual({ field });
+      expect(error.message).toBe(`No user is named "${username}".`);
+    } else {
+      expect((error.details as { fields: { field: string }[] }).fields.map((item) => item.field)).toEqual([field]);
+      expect(error.message).toContain(`${field}:`);
+    }
+    expect({ hash: (await userRow(user.id)).passwordHash, events: await ledgerCount() }).toEqual(before);
   });
 });
 

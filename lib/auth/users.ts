@@ -65,12 +65,48 @@ export async function createFirstAdmin(input: { username: string; password: stri
   return toPerson(row);
 }
 
-export async function createUser(actor: Person, input: unknown): Promise<UserDto> {
+/**
+ * Creates an account; `actor` is who the ledger says did it: a person's
+ * username, or "cli" for `baton user create` (which may also make the first
+ * admin of a fresh install).
+ */
+export async function createUserAs(actor: string, input: unknown): Promise<UserDto> {
   const account = parseInput(newAccountSchema, input, "user");
   const passwordHash = await hashPassword(account.password);
-  const row = await inTransaction((tx) => insertUser(tx, account, passwordHash, actor.username, new Date()));
+  const row = await inTransaction((tx) => insertUser(tx, account, passwordHash, actor, new Date()));
   announceLedger();
   return toUserDto(row);
+}
+
+export function createUser(actor: Person, input: unknown): Promise<UserDto> {
+  return createUserAs(actor.username, input);
+}
+
+export const passwordChangeSchema = z.strictObject({ username: usernameSchema, password: passwordSchema });
+
+/**
+ * Gives a person a new password (`baton user password`, for someone locked
+ * out) and ends all their sessions: whoever held one must sign in with the new
+ * password. A disabled account stays disabled. The password is never recorded.
+ */
+export async function setPassword(actor: string, username: string, password: string): Promise<{ user: UserDto; sessionsEnded: number }> {
+  const change = parseInput(passwordChangeSchema, { username, password }, "password change");
+  const passwordHash = await hashPassword(change.password);
+  const now = new Date();
+  const result = await inTransaction(async (tx) => {
+    const user = await tx.user.findUnique({ where: { username: change.username } });
+    if (!user) throw new BatonError("not_found", `No user is named "${change.username}".`, { field: "username" });
+    const updated = await tx.user.update({ where: { id: user.id }, data: { passwordHash } });
+    const ended = await tx.session.updateMany({ where: { userId: user.id, endedAt: null }, data: { endedAt: now } });
+    await appendLedgerEvents(
+      tx,
+      [{ kind: "user_password_set", actor, data: { user_id: user.id, username: user.username, sessions_ended: ended.count } }],
+      now,
+    );
+    return { row: updated, sessionsEnded: ended.count };
+  });
+  announceLedger();
+  return { user: toUserDto(result.row), sessionsEnded: result.sessionsEnded };
 }
 
 export async function listUsers(): Promise<UserDto[]> {
