@@ -11,11 +11,20 @@ import { peekVerdictCached, readVerdictCached } from "../verdict/cache";
 import type { VerdictSummaryDto } from "../verdict/dto";
 import { workspaceRootsFor } from "../verdict/roots";
 import type { CanonicalPacket } from "../packet/canonical";
+import { riskAttentionByVersion, type RiskAttention } from "../risks/active-risks";
+import { loadWatchdogFlags } from "../watchdog/findings";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
 
 /** Flags a card can gain or lose after ingest (clock, reports, people's answers): filtered on the placed card. */
-const PLACED_FLAGS: ReadonlySet<FlagCode> = new Set(["stale", "verdict_failed", "verdict_missing", "open_questions"]);
+const PLACED_FLAGS: ReadonlySet<FlagCode> = new Set([
+  "stale",
+  "verdict_failed",
+  "verdict_missing",
+  "open_questions",
+  "duplicate_topic",
+  "commit_regressed",
+]);
 
 const STALE_FLAG = (hours: number): Flag => ({
   code: "stale",
@@ -43,15 +52,22 @@ function verdictFlags(flags: Flag[], verdict: VerdictSummaryDto): Flag[] {
   return flags;
 }
 
-function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, now: number, staleHours: number): BoardCardDto {
+function withFlags(card: ThreadCardDto, flags: Flag[] | undefined): ThreadCardDto {
+  return flags ? { ...card, active_packet: { ...card.active_packet, flags: [...card.active_packet.flags, ...flags] } } : card;
+}
+
+const NO_RISK_ATTENTION: RiskAttention = { unacknowledgedSevere: 0, regressed: 0 };
+
+function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskAttention, now: number, staleHours: number): BoardCardDto {
   const packet = { ...card.active_packet, flags: verdictFlags(card.active_packet.flags, verdict) };
   const decision = decideColumn({
     now,
     staleMs: staleHours * 3_600_000,
     activeReceivedAt: Date.parse(packet.received_at),
     flags: packet.flags.map((flag) => flag.code),
-    // Triage (acknowledging risks) arrives with the risks view; until then every one counts.
-    unacknowledgedSevere: packet.risk_counts.critical + packet.risk_counts.high,
+    // Triage carries over by fingerprint (lib/risks/triage-state.ts): acknowledged, resolved or snoozed risks need nobody.
+    unacknowledgedSevere: risks.unacknowledgedSevere,
+    regressedRisks: risks.regressed,
     decision: card.active_packet.human.decision
       ? { kind: card.active_packet.human.decision.kind, at: Date.parse(card.active_packet.human.decision.at) }
       : null,
@@ -111,7 +127,7 @@ async function readVerdicts(cards: ThreadCardDto[]): Promise<Map<string, Verdict
 /** Every active thread that matches the filters, placed in its column. Reads active threads only. */
 export async function loadBoard(
   filters: ThreadFilters,
-  options: { now?: number; cardsPerColumn?: number } = {},
+  options: { now?: number; cardsPerColumn?: number; /** Only these threads (one card's answer). */ keys?: string[] } = {},
 ): Promise<BoardDto> {
   const now = options.now ?? Date.now();
   const limit = options.cardsPerColumn ?? Number.POSITIVE_INFINITY;
@@ -119,12 +135,18 @@ export async function loadBoard(
   const staleHours = config().BATON_STALE_HOURS;
   // Flags that depend on the clock or on reading the reports are filtered after placing.
   const storedFlags = filters.flag.filter((flag) => !PLACED_FLAGS.has(flag));
-  const rows = await db.thread.findMany({ where: filterWhere({ ...filters, flag: storedFlags }), select: cardSelect });
-  const cards = rows.map(toCard);
-  const verdicts = await readVerdicts(cards);
+  const where = filterWhere({ ...filters, flag: storedFlags });
+  const rows = await db.thread.findMany({ where: options.keys ? { ...where, key: { in: options.keys } } : where, select: cardSelect });
+  // Watchdog findings (lib/watchdog/findings.ts) join the flags a card carries before it is placed.
+  const watchdogFlags = await loadWatchdogFlags();
+  const cards = rows.map(toCard).map((card) => withFlags(card, watchdogFlags.get(card.key)));
+  const [verdicts, riskAttention] = await Promise.all([
+    readVerdicts(cards),
+    riskAttentionByVersion(cards.map((card) => card.active_packet.id), new Date(now)),
+  ]);
   const byColumn = new Map<Column, BoardCardDto[]>(COLUMNS.map((column) => [column, []]));
   for (const card of cards) {
-    const placed = placeCard(card, verdicts.get(card.active_packet.id)!, now, staleHours);
+    const placed = placeCard(card, verdicts.get(card.active_packet.id)!, riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION, now, staleHours);
     const shown = new Set(placed.active_packet.flags.map((flag) => flag.code));
     if (filters.flag.some((flag) => PLACED_FLAGS.has(flag) && !shown.has(flag))) continue;
     byColumn.get(placed.column)!.push(placed);

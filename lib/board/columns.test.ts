@@ -9,6 +9,7 @@ const base: ColumnInput = {
   activeReceivedAt: NOW - 2 * HOUR,
   flags: [],
   unacknowledgedSevere: 0,
+  regressedRisks: 0,
   decision: null,
   lastSession: null,
 };
@@ -21,6 +22,7 @@ const cases: { name: string; input: Partial<ColumnInput>; column: Column; stale?
   { name: "a dirty workbench needs a person", input: { flags: ["dirty_state"] }, column: "needs_you" },
   { name: "a failed verdict needs a person", input: { flags: ["verdict_failed"] }, column: "needs_you" },
   { name: "an unacknowledged critical or high risk needs a person", input: { unacknowledgedSevere: 1 }, column: "needs_you" },
+  { name: "a regressed risk of any severity needs a person", input: { regressedRisks: 1 }, column: "needs_you" },
   { name: "flags that need nobody keep it Ready", input: { flags: ["missing_fields", "unknown_severity", "verdict_missing", "clock_skew"] }, column: "ready" },
   { name: "an approval moves it to Approved", input: { decision: { kind: "approved", at: NOW - HOUR } }, column: "approved" },
   { name: "an intervention moves it to Intervened", input: { decision: { kind: "intervened", at: NOW - HOUR } }, column: "intervened" },
@@ -34,6 +36,7 @@ const cases: { name: string; input: Partial<ColumnInput>; column: Column; stale?
   { name: "an ended session is not Running", input: { lastSession: { kind: "session_ended", at: NOW - HOUR } }, column: "ready" },
   { name: "a heartbeat older than the threshold is not Running, and the card is Stale", input: { activeReceivedAt: NOW - 30 * HOUR, lastSession: { kind: "heartbeat", at: NOW - 25 * HOUR } }, column: "stale", stale: true },
   { name: "a decision beats Needs you (the person has acted)", input: { flags: ["open_questions"], decision: { kind: "intervened", at: NOW - HOUR } }, column: "intervened" },
+  { name: "a decision beats a regressed risk (the person has acted)", input: { regressedRisks: 1, decision: { kind: "approved", at: NOW - HOUR } }, column: "approved" },
   { name: "Needs you is never Stale", input: { flags: ["dirty_state"], activeReceivedAt: NOW - 72 * HOUR }, column: "needs_you", stale: true },
   { name: "an old Approved card is Stale", input: { activeReceivedAt: NOW - 50 * HOUR, decision: { kind: "approved", at: NOW - 26 * HOUR } }, column: "stale", stale: true },
   { name: "an old Intervened card is Stale", input: { activeReceivedAt: NOW - 50 * HOUR, decision: { kind: "intervened", at: NOW - 30 * HOUR } }, column: "stale", stale: true },
@@ -53,6 +56,9 @@ describe("decideColumn", () => {
   it("names what needs a person", () => {
     expect(decideColumn({ ...base, flags: ["open_questions", "dirty_state"], unacknowledgedSevere: 2 }).reason).toBe(
       "needs a person: open_questions, dirty_state, 2 critical/high risk(s) not acknowledged",
+    );
+    expect(decideColumn({ ...base, unacknowledgedSevere: 1, regressedRisks: 2 }).reason).toBe(
+      "needs a person: 1 critical/high risk(s) not acknowledged, 2 resolved risk(s) came back",
     );
   });
 });

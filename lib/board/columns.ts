@@ -23,8 +23,10 @@ export interface ColumnInput {
   activeReceivedAt: number;
   /** The active packet's flags (from ingest, and from reading its verdict reports). */
   flags: readonly FlagCode[];
-  /** Critical and high risks of the active packet that nobody acknowledged. */
+  /** Critical and high risks of the active packet that are open: never triaged, or their snooze ended (lib/risks/triage-state.ts). */
   unacknowledgedSevere: number;
+  /** Risks of the active packet, of any severity, that a person resolved and a newer packet carries again. */
+  regressedRisks: number;
   /** A person's decision on the active packet, if any. */
   decision: { kind: "approved" | "intervened"; at: number } | null;
   /** The thread's latest session event, if any. */
@@ -53,9 +55,11 @@ export function decideColumn(input: ColumnInput): ColumnDecision {
   // 2. Without a decision, anything that needs a person puts the card in front of one; never stale.
   if (!decision) {
     const needs = input.flags.filter((flag) => NEEDS_PERSON_FLAGS.has(flag));
-    if (needs.length || input.unacknowledgedSevere > 0) {
+    const regressed = input.regressedRisks;
+    if (needs.length || input.unacknowledgedSevere > 0 || regressed > 0) {
       const parts: string[] = [...needs];
       if (input.unacknowledgedSevere > 0) parts.push(`${input.unacknowledgedSevere} critical/high risk(s) not acknowledged`);
+      if (regressed > 0) parts.push(`${regressed} resolved risk(s) came back`);
       return { column: "needs_you", reason: `needs a person: ${parts.join(", ")}`, stale };
     }
   }

@@ -58,6 +58,8 @@ describe("clean packets", () => {
       "open_questions",
       "clock_skew",
       "stale",
+      "duplicate_topic",
+      "commit_regressed",
     ]);
   });
 });

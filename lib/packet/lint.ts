@@ -13,6 +13,9 @@ export const FLAG_CODES = [
   "open_questions",
   "clock_skew",
   "stale",
+  // Watchdog findings across threads and versions (lib/watchdog/findings.ts), added by the board.
+  "duplicate_topic",
+  "commit_regressed",
 ] as const;
 export type FlagCode = (typeof FLAG_CODES)[number];
 export interface Flag {
@@ -26,6 +29,8 @@ export const NEEDS_PERSON_FLAGS: ReadonlySet<FlagCode> = new Set([
   "missing_next_action",
   "dirty_state",
   "verdict_failed",
+  "duplicate_topic",
+  "commit_regressed",
 ]);
 
 export const FLAG_TITLES: Record<FlagCode, string> = {
@@ -38,6 +43,8 @@ export const FLAG_TITLES: Record<FlagCode, string> = {
   open_questions: "Open questions",
   clock_skew: "Clock skew",
   stale: "Stale",
+  duplicate_topic: "Same topic twice",
+  commit_regressed: "Commit went back",
 };
 
 export const CLOCK_SKEW_MS = 24 * 60 * 60 * 1000;

@@ -1,0 +1,32 @@
+import { RisksClient } from "@/components/risks/risks-client";
+import { requirePagePerson } from "@/lib/auth/page-person";
+import { abilitiesOf } from "@/lib/auth/roles";
+import { riskFiltersSchema } from "@/lib/risks/filters";
+import { listRisks } from "@/lib/risks/queries";
+
+export const dynamic = "force-dynamic";
+
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+/**
+ * The risks triage list (product.md, Risks): every risk of every active packet,
+ * grouped by fingerprint, regressed first, then by severity; triaged in place,
+ * one at a time or in bulk, and kept live in the browser.
+ */
+export default async function RisksPage({ searchParams }: { searchParams: SearchParams }) {
+  const person = await requirePagePerson("/risks");
+  const raw = Object.fromEntries(Object.entries(await searchParams).flatMap(([key, value]) => (typeof value === "string" ? [[key, value]] : [])));
+  const parsed = riskFiltersSchema.safeParse(raw);
+  const list = await listRisks(parsed.success ? parsed.data : {});
+  return (
+    <main className="mx-auto w-full max-w-5xl flex-1 space-y-4 overflow-y-auto p-4">
+      <h1 className="text-2xl font-bold">Risks</h1>
+      {parsed.success ? null : (
+        <p role="alert" className="text-sm text-red-700 dark:text-red-400">
+          Some filters in the address were not understood and are ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}
+        </p>
+      )}
+      <RisksClient initialList={list} initialSearch={new URLSearchParams(raw).toString()} canAct={abilitiesOf(person.role).act} />
+    </main>
+  );
+}

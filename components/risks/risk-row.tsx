@@ -1,0 +1,123 @@
+"use client";
+
+import Link from "next/link";
+import { useId } from "react";
+import { SeverityBadge } from "@/components/threads/severity-badge";
+import { formatAge } from "@/lib/format/age";
+import type { RiskGroupDto } from "@/lib/risks/dto";
+import type { RiskState } from "@/lib/risks/triage-state";
+import { threadHref } from "@/lib/threads/href";
+
+const STATE_STYLES: Record<RiskState, string> = {
+  regressed: "bg-red-700 font-bold text-white uppercase tracking-wide",
+  open: "bg-white text-zinc-800 ring-1 ring-zinc-300 dark:bg-zinc-900 dark:text-zinc-200 dark:ring-zinc-700",
+  acknowledged: "bg-emerald-100 text-emerald-900 dark:bg-emerald-950 dark:text-emerald-200",
+  snoozed: "bg-violet-100 text-violet-900 dark:bg-violet-950 dark:text-violet-200",
+  resolved: "bg-zinc-200 text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300",
+};
+
+export function StateBadge({ state }: { state: RiskState }) {
+  return <span className={`rounded px-1.5 py-0.5 text-xs ${STATE_STYLES[state]}`}>{state}</span>;
+}
+
+function Seen({ label, at, now }: { label: string; at: string; now: number }) {
+  return (
+    <span>
+      {label}{" "}
+      <time dateTime={at} title={at}>
+        {formatAge(now - Date.parse(at))} ago
+      </time>
+    </span>
+  );
+}
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+interface RiskRowProps {
+  group: RiskGroupDto;
+  /** When the shown data was made (ms): ages are measured from it. */
+  now: number;
+  /** The roving focus: only the current row is in the tab order. */
+  current: boolean;
+  selected: boolean;
+  canAct: boolean;
+  rowRef: (element: HTMLElement | null) => void;
+  onFocusRow: () => void;
+  onToggle: () => void;
+}
+
+/**
+ * One risk (a fingerprint) across the threads whose active packets carry it:
+ * severity, wording, states, threads, first and last seen, occurrences.
+ * Every agent string is rendered as text.
+ */
+export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocusRow, onToggle }: RiskRowProps) {
+  const id = useId();
+  const detailId = `${id}-detail`;
+  return (
+    <article
+      ref={rowRef}
+      role="listitem"
+      tabIndex={current ? 0 : -1}
+      aria-labelledby={detailId}
+      aria-current={current ? "true" : undefined}
+      data-testid="risk-group"
+      data-fingerprint={group.fingerprint}
+      data-selected={selected ? "true" : undefined}
+      onFocus={onFocusRow}
+      className={`flex gap-3 rounded-lg border-l-4 p-3 shadow-sm ring-1 outline-none focus-visible:ring-2 focus-visible:ring-sky-600 ${
+        group.regressed ? "ring-red-300 dark:ring-red-900" : "ring-zinc-200 dark:ring-zinc-800"
+      } ${selected ? "bg-sky-50 dark:bg-sky-950" : "bg-white dark:bg-zinc-900"} ${current ? "border-sky-500" : "border-transparent"}`}
+    >
+      {canAct ? (
+        <input
+          type="checkbox"
+          checked={selected}
+          onChange={onToggle}
+          aria-label={`Select ${group.detail}`}
+          tabIndex={current ? 0 : -1}
+          className="mt-1 size-4 shrink-0 accent-sky-700"
+        />
+      ) : null}
+      <div className="min-w-0 flex-1">
+        <div className="flex flex-wrap items-center gap-2">
+          <SeverityBadge severity={group.severity} />
+          {group.states.map((state) => (
+            <StateBadge key={state} state={state} />
+          ))}
+        </div>
+        <p id={detailId} className="mt-1 font-medium break-words whitespace-pre-wrap">
+          {group.detail}
+        </p>
+        <ul className="mt-1 space-y-0.5 text-sm" aria-label="Threads carrying it">
+          {group.threads.map((thread) => (
+            <li key={thread.thread_key} className="flex flex-wrap items-center gap-x-2 break-words">
+              <Link href={threadHref(thread.thread_key)} className="font-mono text-sky-700 underline dark:text-sky-400">
+                {thread.thread_key}
+              </Link>
+              <span className="text-zinc-600 dark:text-zinc-400">· {thread.agent ?? "unknown agent"}</span>
+              {thread.severity !== group.severity ? <span className="text-xs text-zinc-500">· {thread.severity}</span> : null}
+              {group.threads.length > 1 || thread.state !== "open" ? <StateBadge state={thread.state} /> : null}
+              {thread.triage ? (
+                <span className="text-xs text-zinc-500">
+                  by {thread.triage.by}
+                  {thread.triage.state === "snoozed"
+                    ? thread.triage.snoozed_until
+                      ? ` until ${thread.triage.snoozed_until.slice(0, 10)}`
+                      : " until its severity rises"
+                    : ""}
+                </span>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+        <p className="mt-1 flex flex-wrap gap-x-3 text-xs text-zinc-600 dark:text-zinc-400">
+          <Seen label="first seen" at={group.first_seen} now={now} />
+          <Seen label="last seen" at={group.last_seen} now={now} />
+          <span>{plural(group.occurrences, "occurrence")}</span>
+          <span>{plural(group.threads.length, "thread")}</span>
+        </p>
+      </div>
+    </article>
+  );
+}

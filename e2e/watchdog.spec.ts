@@ -1,0 +1,201 @@
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { request as playwrightRequest, type APIRequestContext, type Page } from "@playwright/test";
+import { createToken, expect, test } from "./support/fixtures";
+import { bearer, packetFor, storePacket, threadPath, uniqueId } from "./support/api";
+import { column, waitForLive, type ColumnTitle } from "./support/board";
+import { signInApi } from "./support/people";
+import { threadHref } from "../lib/threads/href";
+
+/**
+ * The watchdog: session reports drive the Running column, and silence longer than
+ * the stale threshold moves a card to Stale, recorded once as a thread_stale event.
+ *
+ * Staleness is measured on Baton's clock from the packet's arrival and the session's
+ * last report, and the suite's server waits the default 24 h. So the silence part
+ * runs against a server of its own (this spec starts it): a fresh database, a stale
+ * threshold of STALE_SECONDS and a check every second. Nothing is backdated and no
+ * request changes a setting: the card goes stale because nobody reported.
+ */
+
+// 18 s is 0.005 h: long enough to see Running on a busy machine, short enough to wait for.
+const STALE_SECONDS = 18;
+const CHECK_SECONDS = 1;
+const SERVER_START_TIMEOUT_MS = 90_000;
+
+type SessionKind = "session_started" | "heartbeat" | "session_ended";
+
+function postEvent(request: APIRequestContext, token: string, key: string, kind: SessionKind, extra: Record<string, unknown> = {}) {
+  return request.post(threadPath(key, "/events"), { headers: bearer(token), data: { kind, ...extra } });
+}
+
+async function report(request: APIRequestContext, token: string, key: string, kind: SessionKind): Promise<{ column: string | null }> {
+  const response = await postEvent(request, token, key, kind, { session_id: `${key}-session` });
+  expect(response.status(), await response.text()).toBe(200);
+  return (await response.json()) as { column: string | null };
+}
+
+const cardIn = (page: Page, title: ColumnTitle, key: string) => column(page, title).locator(`[data-thread-key="${key}"]`);
+
+test("a heartbeat moves a card to Running; an ended session moves it back", async ({ page, request, agentToken }) => {
+  const eventsToken = createToken(`e2e-sessions-${process.pid}`, ["events:write"]);
+  const key = uniqueId("running");
+  await storePacket(request, agentToken, packetFor(key, { agent: "running-agent" }));
+  await page.goto(`/?q=${key}`);
+  await waitForLive(page);
+  await expect(cardIn(page, "Ready", key)).toBeVisible();
+
+  expect((await report(request, eventsToken, key, "heartbeat")).column).toBe("running");
+  await expect(cardIn(page, "Running", key)).toBeVisible();
+  await expect(cardIn(page, "Ready", key)).toHaveCount(0);
+
+  expect((await report(request, eventsToken, key, "session_ended")).column).toBe("ready");
+  await expect(cardIn(page, "Ready", key)).toBeVisible();
+  await expect(cardIn(page, "Running", key)).toHaveCount(0);
+});
+
+test("session events need a token with events:write and a thread that has a packet", async ({ request, agentToken }) => {
+  const eventsToken = createToken(`e2e-sessions-${process.pid}`, ["events:write"]);
+  const key = uniqueId("no-packet-yet");
+  const unknown = await postEvent(request, eventsToken, key, "session_started");
+  expect(unknown.status()).toBe(404);
+  expect(((await unknown.json()) as { error: { message: string } }).error.message).toMatch(/first packet/);
+
+  await storePacket(request, agentToken, packetFor(key));
+  expect((await postEvent(request, agentToken, key, "heartbeat")).status()).toBe(403);
+  const bad = await postEvent(request, eventsToken, key, "heartbeat", { at: "soon" });
+  expect(bad.status()).toBe(400);
+  expect(((await bad.json()) as { error: { details: { fields: { field: string }[] } } }).error.details.fields.map((f) => f.field)).toEqual(["at"]);
+});
+
+/** A free TCP port on the loopback interface. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+/** The `baton` CLI against the spec's own database. */
+function baton(databaseUrl: string, args: string[], env: Record<string, string> = {}): string {
+  return execFileSync(process.execPath, ["bin/baton.js", ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  }).trim();
+}
+
+interface QuickStaleServer {
+  baseURL: string;
+  databaseUrl: string;
+  child: ChildProcess;
+  log: string[];
+  folder: string;
+}
+
+/** The suite's build, served by a second `next start` with a short stale threshold and a database of its own. */
+async function startQuickStaleServer(): Promise<QuickStaleServer> {
+  const folder = mkdtempSync(path.join(tmpdir(), "baton-e2e-watchdog-"));
+  const databaseUrl = `file:${path.join(folder, "baton.db")}`;
+  const port = await freePort();
+  const baseURL = `http://127.0.0.1:${port}`;
+  const log: string[] = [];
+  // The CLI migrates the fresh database before it writes.
+  baton(databaseUrl, ["user", "create", "watchdog-admin", "--role", "admin"], { BATON_PASSWORD: "watchdog e2e password" });
+  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      BATON_WATCH_DIRS: "",
+      BATON_STALE_HOURS: (STALE_SECONDS / 3600).toString(),
+      BATON_STALE_CHECK_SECONDS: String(CHECK_SECONDS),
+      NEXT_TELEMETRY_DISABLED: "1",
+    },
+  });
+  child.stdout?.on("data", (chunk: Buffer) => log.push(chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => log.push(chunk.toString()));
+  const deadline = Date.now() + SERVER_START_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the second server exited (${child.exitCode}):\n${log.join("")}`);
+    const ok = await fetch(`${baseURL}/api/v1/health`).then((response) => response.ok, () => false);
+    if (ok) return { baseURL, databaseUrl, child, log, folder };
+    if (Date.now() > deadline) {
+      child.kill("SIGTERM");
+      throw new Error(`the second server did not answer within ${SERVER_START_TIMEOUT_MS} ms:\n${log.join("")}`);
+    }
+    await sleep(250);
+  }
+}
+
+async function stopQuickStaleServer(server: QuickStaleServer): Promise<void> {
+  if (server.child.exitCode === null) {
+    const exited = new Promise((resolve) => server.child.once("exit", resolve));
+    server.child.kill("SIGTERM");
+    await Promise.race([exited, sleep(10_000)]);
+    if (server.child.exitCode === null) server.child.kill("SIGKILL");
+  }
+  rmSync(server.folder, { recursive: true, force: true });
+}
+
+test.describe("with a stale threshold of seconds", () => {
+  let server: QuickStaleServer | undefined;
+
+  test.beforeAll(async () => {
+    test.setTimeout(SERVER_START_TIMEOUT_MS + 30_000);
+    server = await startQuickStaleServer();
+  });
+
+  test.afterAll(async () => {
+    if (server) await stopQuickStaleServer(server);
+  });
+
+  test("a heartbeat moves a card to Running and silence moves it to Stale", async ({ browser }) => {
+    test.setTimeout(120_000);
+    const { baseURL, databaseUrl } = server!;
+    const token = baton(databaseUrl, ["token", "create", "--name", "watchdog-agent", "--scope", "packets:write", "packets:read", "events:write"]).split("\n").pop()!;
+    const api = await playwrightRequest.newContext({ baseURL });
+    const context = await browser.newContext({ baseURL, storageState: { cookies: [], origins: [] } });
+    try {
+      await signInApi(context.request, baseURL, { username: "watchdog-admin", password: "watchdog e2e password" });
+      const page = await context.newPage();
+      const key = uniqueId("silence");
+      await page.goto(`/?q=${key}`);
+      await waitForLive(page);
+
+      await storePacket(api, token, packetFor(key, { agent: "quiet-agent" }));
+      // An agent at work reports every couple of seconds, until the board shows it Running.
+      let lastReport = 0;
+      await expect(async () => {
+        expect((await report(api, token, key, "heartbeat")).column).toBe("running");
+        lastReport = Date.now();
+        await expect(cardIn(page, "Running", key)).toBeVisible({ timeout: 2_000 });
+      }).toPass({ timeout: 30_000 });
+
+      // Then silence: no report, no packet. After the threshold the watchdog records the
+      // spell and the live board moves the card, with the stale flag and its reason.
+      await expect(cardIn(page, "Stale", key)).toBeVisible({ timeout: (STALE_SECONDS + 20) * 1000 });
+      expect(Date.now() - lastReport).toBeGreaterThan((STALE_SECONDS - 1) * 1000);
+      await expect(cardIn(page, "Running", key)).toHaveCount(0);
+      await expect(cardIn(page, "Stale", key)).toContainText(/Stale:\s*Nothing new for more than/);
+
+      // One thread_stale event for the spell, however many checks ran since (the thread page's ledger).
+      await sleep(3 * CHECK_SECONDS * 1000);
+      await page.goto(threadHref(key));
+      const ledger = page.getByRole("region", { name: "Ledger" });
+      await expect(ledger.getByRole("listitem").filter({ hasText: /heartbeat/ }).first()).toBeVisible();
+      await expect(ledger.getByRole("listitem").filter({ hasText: /thread (went )?stale/ })).toHaveCount(1);
+    } finally {
+      await context.close();
+      await api.dispose();
+    }
+  });
+});
