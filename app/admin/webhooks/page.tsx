@@ -1,0 +1,19 @@
+import type { Metadata } from "next";
+import { WebhooksAdmin } from "@/components/admin/webhooks-admin";
+import { requirePagePerson } from "@/lib/auth/page-person";
+import { listWebhooks } from "@/lib/webhooks/webhooks";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Webhooks · Baton" };
+
+/** Admin: outgoing webhooks (questions, critical risks, failed verdicts, stale threads, regressions) and their delivery logs. */
+export default async function WebhooksPage() {
+  await requirePagePerson("/admin/webhooks", "admin");
+  const webhooks = await listWebhooks();
+  return (
+    <main className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
+      <h1 className="text-lg font-semibold">Webhooks</h1>
+      <WebhooksAdmin initialWebhooks={webhooks} />
+    </main>
+  );
+}

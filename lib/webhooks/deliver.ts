@@ -1,0 +1,170 @@
+import { config } from "../config";
+import { database, inTransaction } from "../db";
+import { startPollingLoop, type PollingLoop } from "./loop";
+import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signBody } from "./signature";
+
+/**
+ * The delivery worker: sends the outbox's due deliveries. A delivery is
+ * claimed with a conditional update (still pending, due, and not claimed by
+ * anyone whose claim is still running) that sets `lockedUntil`, so two
+ * instances never send one delivery at the same time; the result is written
+ * only while the claim is still ours. 2xx is delivered; anything else is
+ * retried with growing, jittered waits, then given up as failed.
+ */
+
+/** The waits before the 2nd, 3rd… attempt: 8 attempts over about 3 hours. */
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [10_000, 30_000, 90_000, 300_000, 900_000, 2_700_000, 7_200_000];
+export const DELIVERY_BATCH = 10;
+export const DELIVERY_INTERVAL_MS = 1_000;
+/** ±20% on every wait, so receivers that come back are not hit by every retry at once. */
+export const RETRY_JITTER = 0.2;
+const LAST_ERROR_MAX = 300;
+
+export interface DeliveryWorkerOptions {
+  /** How often due deliveries are looked for (the notifier also wakes the worker). */
+  intervalMs?: number;
+  /** Waits between attempts; attempts in all = its length + 1. */
+  retryDelaysMs?: readonly number[];
+  /** 0 to 1: how much each wait varies. */
+  jitter?: number;
+  /** Per attempt; default BATON_WEBHOOK_TIMEOUT_MS. */
+  timeoutMs?: number;
+  batchSize?: number;
+}
+
+interface Claimed {
+  id: string;
+  event: string;
+  body: string;
+  attempts: number;
+  lease: Date;
+  webhook: { id: string; name: string; url: string; secret: string; enabled: boolean } | null;
+}
+
+interface Outcome {
+  delivered: boolean;
+  status: number | null;
+  error: string | null;
+}
+
+const dueWhere = (now: Date) => ({
+  status: "pending",
+  nextAttemptAt: { lte: now },
+  OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }],
+});
+
+/** Claims up to `limit` due deliveries until `lease`. */
+async function claimDue(limit: number, now: Date, lease: Date): Promise<Claimed[]> {
+  return inTransaction(async (tx) => {
+    const candidates = await tx.webhookDelivery.findMany({ where: dueWhere(now), orderBy: { nextAttemptAt: "asc" }, take: limit, select: { id: true } });
+    const claimed: Claimed[] = [];
+    for (const { id } of candidates) {
+      const won = await tx.webhookDelivery.updateMany({ where: { id, ...dueWhere(now) }, data: { lockedUntil: lease } });
+      if (won.count !== 1) continue;
+      const row = await tx.webhookDelivery.findUniqueOrThrow({ where: { id }, select: { id: true, event: true, body: true, attempts: true, webhookId: true } });
+      const webhook = await tx.webhook.findUnique({ where: { id: row.webhookId }, select: { id: true, name: true, url: true, secret: true, enabled: true } });
+      claimed.push({ id: row.id, event: row.event, body: row.body, attempts: row.attempts, lease, webhook });
+    }
+    return claimed;
+  });
+}
+
+const clip = (text: string) => (text.length > LAST_ERROR_MAX ? `${text.slice(0, LAST_ERROR_MAX - 1)}…` : text);
+
+/** Why a request got no answer, in words for the log: never the URL (a Slack URL's path is a secret). */
+function describeFailure(error: unknown, timeoutMs: number): string {
+  const record = error as { name?: string; cause?: { code?: string; name?: string } } | null;
+  if (record?.name === "TimeoutError" || record?.cause?.name === "TimeoutError") return `no answer within ${timeoutMs} ms`;
+  const code = record?.cause?.code;
+  if (code) return `could not connect (${code})`;
+  return clip(`request failed: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+/** One POST of the stored body, signed over its exact bytes; redirects are not followed. */
+export async function sendDelivery(
+  delivery: { id: string; event: string; body: string },
+  webhook: { url: string; secret: string },
+  timeoutMs: number,
+): Promise<Outcome> {
+  const bytes = Buffer.from(delivery.body, "utf8");
+  try {
+    const response = await fetch(webhook.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "Baton-Webhooks/1",
+        [SIGNATURE_HEADER]: signBody(bytes, webhook.secret),
+        [EVENT_HEADER]: delivery.event,
+        [DELIVERY_HEADER]: delivery.id,
+      },
+      body: bytes,
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    // The answer's body is not needed (nor logged): release the connection.
+    await response.body?.cancel().catch(() => undefined);
+    if (response.status >= 200 && response.status < 300) return { delivered: true, status: response.status, error: null };
+    const redirect = response.status >= 300 && response.status < 400 ? " (a redirect; Baton does not follow redirects: give the final URL)" : "";
+    return { delivered: false, status: response.status, error: `HTTP ${response.status}${redirect}` };
+  } catch (error) {
+    return { delivered: false, status: null, error: describeFailure(error, timeoutMs) };
+  }
+}
+
+/** The wait before attempt `attempts + 1`, jittered. */
+export function retryDelay(attempts: number, delays: readonly number[], jitter: number): number {
+  const base = delays[Math.min(attempts - 1, delays.length - 1)] ?? 0;
+  return Math.max(0, Math.round(base * (1 + jitter * (2 * Math.random() - 1))));
+}
+
+async function recordOutcome(delivery: Claimed, outcome: Outcome, options: Required<Pick<DeliveryWorkerOptions, "retryDelaysMs" | "jitter">>): Promise<void> {
+  const now = new Date();
+  const attempts = delivery.attempts + 1;
+  const givingUp = !outcome.delivered && attempts >= options.retryDelaysMs.length + 1;
+  const common = { attempts, lastStatus: outcome.status, lastError: outcome.error, lockedUntil: null };
+  const data = outcome.delivered
+    ? { ...common, status: "delivered", deliveredAt: now }
+    : givingUp
+      ? { ...common, status: "failed" }
+      : { ...common, nextAttemptAt: new Date(now.getTime() + retryDelay(attempts, options.retryDelaysMs, options.jitter)) };
+  // Only while the claim is ours: a webhook deleted (or disabled) meanwhile has the last word.
+  await inTransaction((tx) => tx.webhookDelivery.updateMany({ where: { id: delivery.id, status: "pending", lockedUntil: delivery.lease }, data }));
+  if (givingUp) {
+    console.warn(`baton: webhook "${delivery.webhook?.name}" gave up delivery ${delivery.id} (${delivery.event}) after ${attempts} attempts: ${outcome.error}`);
+  }
+}
+
+/** One step: claims the due deliveries and sends them (concurrently). True when a full batch was claimed. */
+export async function deliverStep(options: DeliveryWorkerOptions = {}): Promise<boolean> {
+  const timeoutMs = options.timeoutMs ?? config().BATON_WEBHOOK_TIMEOUT_MS;
+  const limit = options.batchSize ?? DELIVERY_BATCH;
+  const retry = { retryDelaysMs: options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, jitter: options.jitter ?? RETRY_JITTER };
+  const now = new Date();
+  // A hint without a transaction (it may see uncommitted rows): most steps end here.
+  const due = await (await database()).webhookDelivery.findFirst({ where: dueWhere(now), select: { id: true } });
+  if (!due) return false;
+  // The claim outlives the longest attempt, so it never expires while a request is still running.
+  const claimed = await claimDue(limit, now, new Date(now.getTime() + timeoutMs + 60_000));
+  await Promise.all(
+    claimed.map(async (delivery) => {
+      const webhook = delivery.webhook;
+      if (webhook?.enabled) {
+        await recordOutcome(delivery, await sendDelivery(delivery, webhook, timeoutMs), retry);
+        return;
+      }
+      // Disabled (or deleted) between the enqueue and now: given up, and the log says why.
+      await inTransaction((tx) =>
+        tx.webhookDelivery.updateMany({
+          where: { id: delivery.id, status: "pending", lockedUntil: delivery.lease },
+          data: { status: "failed", lastError: "not sent: the webhook was disabled", lockedUntil: null },
+        }),
+      );
+    }),
+  );
+  return claimed.length === limit;
+}
+
+/** Starts the delivery loop. */
+export function startDeliveryWorker(options: DeliveryWorkerOptions = {}): PollingLoop {
+  return startPollingLoop({ name: "webhook delivery", intervalMs: options.intervalMs ?? DELIVERY_INTERVAL_MS, step: () => deliverStep(options) });
+}

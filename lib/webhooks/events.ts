@@ -1,0 +1,44 @@
+import { z } from "zod";
+
+/**
+ * The notification events a webhook can subscribe to, in one place: the admin
+ * form lists them, the API checks subscriptions against them, the notifier
+ * derives them from the ledger. Client-safe.
+ *
+ * `rateLimited` events are announced at most once per (webhook, event, thread)
+ * per RATE_LIMIT_WINDOW_MS; the rest are kept as "suppressed" in the log.
+ * Decision events (issue 9: decision.approved, decision.intervened,
+ * question.answered) will be added here with `rateLimited: false`: every one delivered.
+ */
+export const NOTIFICATION_EVENTS = ["question.asked", "risk.critical", "verdict.failed", "thread.stale", "risk.regressed"] as const;
+export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
+export const notificationEventSchema = z.enum(NOTIFICATION_EVENTS, {
+  error: `events must be some of ${NOTIFICATION_EVENTS.join(", ")}`,
+});
+
+export interface NotificationEventInfo {
+  /** What the admin form calls it. */
+  label: string;
+  /** The heading of its messages. */
+  title: string;
+  rateLimited: boolean;
+}
+
+export const NOTIFICATION_EVENT_INFO: Record<NotificationEvent, NotificationEventInfo> = {
+  "question.asked": { label: "An agent asks a new question", title: "New question", rateLimited: true },
+  "risk.critical": { label: "A new critical risk", title: "New critical risk", rateLimited: true },
+  "verdict.failed": { label: "A verdict failed", title: "Verdict failed", rateLimited: true },
+  "thread.stale": { label: "A thread went stale", title: "Thread stale", rateLimited: true },
+  "risk.regressed": { label: "A resolved risk came back", title: "Risk regressed", rateLimited: true },
+};
+
+/** At most one message per (webhook, event, thread) in this window (product.md, People's side). */
+export const RATE_LIMIT_WINDOW_MS = 10 * 60 * 1000;
+
+export const WEBHOOK_FORMATS = ["generic", "slack"] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+export const webhookFormatSchema = z.enum(WEBHOOK_FORMATS, { error: "format must be generic or slack" });
+
+/** pending → delivered | failed; suppressed rows were rate-limited and are never sent. */
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "suppressed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];

@@ -1,0 +1,21 @@
+import { startDeliveryWorker } from "./deliver";
+import type { PollingLoop } from "./loop";
+import { startWebhookNotifier } from "./notifier";
+
+// Once per process, on globalThis: dev reloads and route bundles may load this module again.
+const holder = globalThis as unknown as { __batonWebhookLoops?: { notifier: PollingLoop; worker: PollingLoop } };
+
+/** Starts the notifier and the delivery worker of this server (lib/server/background.ts); a second call does nothing. */
+export function startWebhookLoops(): void {
+  if (holder.__batonWebhookLoops) return;
+  const worker = startDeliveryWorker();
+  const notifier = startWebhookNotifier({ onEnqueued: () => worker.wake() });
+  holder.__batonWebhookLoops = { notifier, worker };
+}
+
+/** Stops both loops (tests, a graceful shutdown); resolves once their steps in flight have finished. */
+export async function stopWebhookLoops(): Promise<void> {
+  const loops = holder.__batonWebhookLoops;
+  holder.__batonWebhookLoops = undefined;
+  if (loops) await Promise.all([loops.notifier.stop(), loops.worker.stop()]);
+}
