@@ -1,6 +1,7 @@
 import type { Severity } from "@/lib/packet/severity";
 
-const STYLES: Record<Severity, string> = {
+/** The one severity palette: badges, and the timeline's version markers. */
+export const SEVERITY_STYLES: Record<Severity, string> = {
   critical: "bg-red-700 text-white",
   high: "bg-orange-600 text-white",
   medium: "bg-amber-300 text-amber-950",
@@ -12,5 +13,5 @@ export function SeverityBadge({ severity }: { severity: Severity | null }) {
   if (!severity) {
     return <span className="rounded px-1.5 py-0.5 text-xs text-zinc-500 ring-1 ring-zinc-300">no risks</span>;
   }
-  return <span className={`rounded px-1.5 py-0.5 text-xs font-semibold uppercase ${STYLES[severity]}`}>{severity}</span>;
+  return <span className={`rounded px-1.5 py-0.5 text-xs font-semibold uppercase ${SEVERITY_STYLES[severity]}`}>{severity}</span>;
 }

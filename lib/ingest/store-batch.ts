@@ -4,6 +4,7 @@ import { Prisma } from "../generated/prisma/client";
 import { newId } from "../ids";
 import type { Flag } from "../packet/lint";
 import { appendLedgerEvents, type NewLedgerEvent } from "../ledger/events";
+import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../lessons/failed-attempts";
 import { isNewer, sortTimeFor } from "./ordering";
 import { insertRows, updateOnConflict } from "../sql";
 import type { IngestResult, PendingPacket } from "./types";
@@ -145,6 +146,7 @@ export async function storeBatch(
   const versionRows: unknown[][] = [];
   const riskRows: unknown[][] = [];
   const questionRows: unknown[][] = [];
+  const failedRows: unknown[][] = [];
   const events: NewLedgerEvent[] = [];
   const keyRows: unknown[][] = [];
   const pushEvent = (at: Date, event: NewLedgerEvent) => events.push({ ...event, at });
@@ -167,6 +169,7 @@ export async function storeBatch(
       const thread = threadFor(threads, packet.threadKey, receivedAt);
       const becomesActive = planVersion(item, versionId, thread, pushEvent);
       collectRows(item, versionId, thread.id, versionRows, riskRows, questionRows);
+      failedRows.push(...failedAttemptRows(packet.canonical.failed_attempts, { versionId, threadId: thread.id, receivedAt }));
       known.set(packet.contentHash, { id: versionId, threadKey: packet.threadKey, flags: packet.flags });
       result = { packet_id: versionId, thread_key: packet.threadKey, flags: packet.flags, duplicate: false, active: becomesActive };
     }
@@ -185,6 +188,7 @@ export async function storeBatch(
   await insertRows(sql, "PacketVersion", VERSION_COLUMNS, versionRows);
   await insertRows(sql, "Risk", RISK_COLUMNS, riskRows);
   await insertRows(sql, "AgentQuestion", QUESTION_COLUMNS, questionRows);
+  await insertRows(sql, "FailedAttempt", FAILED_ATTEMPT_COLUMNS, failedRows);
   await insertRows(sql, "Thread", THREAD_COLUMNS, changed.map((t) => threadRow(t, true)), updateOnConflict("id", THREAD_UPDATED_COLUMNS));
   await appendLedgerEvents(tx, events, new Date());
   await insertRows(sql, "IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], keyRows);

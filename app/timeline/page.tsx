@@ -1,0 +1,31 @@
+import { TimelineClient } from "@/components/timeline/timeline-client";
+import { requirePagePerson } from "@/lib/auth/page-person";
+import { loadTimeline, timelineQuerySchema } from "@/lib/timeline/queries";
+
+export const dynamic = "force-dynamic";
+
+/** The first paint carries the lanes of a screen or two; the browser fetches the rest at once. */
+const FIRST_PAINT_LANES = 30;
+
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+/** The timeline (product.md): a lane per thread on a shared time axis, and the ledger below; kept live in the browser. */
+export default async function TimelinePage({ searchParams }: { searchParams: SearchParams }) {
+  await requirePagePerson("/timeline");
+  const params = await searchParams;
+  const raw = Object.fromEntries(Object.entries(params).flatMap(([key, value]) => (typeof value === "string" ? [[key, value]] : [])));
+  const parsed = timelineQuerySchema.safeParse(raw);
+  const query = parsed.success ? parsed.data : timelineQuerySchema.parse({});
+  const timeline = await loadTimeline(query, { lanes: FIRST_PAINT_LANES });
+  return (
+    <main className="flex min-h-0 flex-1 flex-col gap-3 overflow-y-auto p-4">
+      <h1 className="text-2xl font-bold">Timeline</h1>
+      {parsed.success ? null : (
+        <p role="alert" className="text-sm text-red-700 dark:text-red-400">
+          Some filters in the address were not understood and are ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}
+        </p>
+      )}
+      <TimelineClient initialTimeline={timeline} initialSearch={new URLSearchParams(raw).toString()} />
+    </main>
+  );
+}

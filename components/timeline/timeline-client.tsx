@@ -1,0 +1,198 @@
+"use client";
+
+import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { useCallback, useEffect, useMemo, useRef } from "react";
+import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "@/components/board/board-filters";
+import type { LedgerEventDto } from "@/lib/ledger/events";
+import { useLedgerStream } from "@/lib/live/use-ledger-stream";
+import { timelineDto, timelineFeedDto, type TimelineDto, type TimelineFeedDto } from "@/lib/timeline/dto";
+import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS, WINDOW_LABELS, type TimelineWindow } from "@/lib/timeline/window";
+import { TimelineFeed } from "./timeline-feed";
+import { TimelineLanes } from "./timeline-lanes";
+import { useRefreshScheduler } from "./use-refresh-scheduler";
+
+const inputClass =
+  "rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-900 focus-visible:outline-2 focus-visible:outline-sky-600";
+
+/** How soon the lanes follow the ledger: a new packet or decision soon, a run of heartbeats (ticks only) less often. */
+const LANES_REFRESH_MS = 2_000;
+const HEARTBEATS_REFRESH_MS = 30_000;
+const FEED_REFRESH_MS = 1_000;
+/** The window slides with the clock even when nothing happens. */
+const SLIDE_EVERY_MS = 60_000;
+
+function filtersFrom(params: URLSearchParams): BoardFilterValues {
+  return Object.fromEntries(FILTER_KEYS.map((key) => [key, params.get(key) ?? ""])) as unknown as BoardFilterValues;
+}
+
+function windowFrom(params: URLSearchParams): TimelineWindow {
+  const value = params.get("window");
+  return (TIMELINE_WINDOWS as readonly string[]).includes(value ?? "") ? (value as TimelineWindow) : DEFAULT_TIMELINE_WINDOW;
+}
+
+function queryString(values: BoardFilterValues, window: TimelineWindow): string {
+  const params = new URLSearchParams();
+  if (window !== DEFAULT_TIMELINE_WINDOW) params.set("window", window);
+  for (const key of FILTER_KEYS) if (values[key]) params.set(key, values[key]);
+  return params.toString();
+}
+
+async function fetchJson<T>(url: string, parse: (value: unknown) => T, what: string): Promise<T> {
+  const response = await fetch(url, { headers: { accept: "application/json" }, credentials: "same-origin" });
+  if (!response.ok) throw new Error(`${what} could not be loaded (HTTP ${response.status})`);
+  return parse(await response.json());
+}
+
+const withQuery = (path: string, search: string, extra?: Record<string, string>) => {
+  const params = new URLSearchParams(search);
+  for (const [key, value] of Object.entries(extra ?? {})) params.set(key, value);
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+};
+
+/** The timeline: server-rendered first lanes, then TanStack Query for all of them and the feed, refreshed by the ledger stream. */
+export function TimelineClient({ initialTimeline, initialSearch }: { initialTimeline: TimelineDto; initialSearch: string }) {
+  const router = useRouter();
+  const pathname = usePathname();
+  const params = useSearchParams();
+  const search = params.toString();
+  const filters = useMemo(() => filtersFrom(new URLSearchParams(search)), [search]);
+  const timeWindow = windowFrom(params);
+  const queryClient = useQueryClient();
+  const searchRef = useRef<HTMLInputElement>(null);
+  const initial = search === initialSearch;
+
+  const { data: timeline, error } = useQuery({
+    queryKey: ["timeline", search],
+    queryFn: () => fetchJson(withQuery("/api/v1/timeline", search), (value) => timelineDto.parse(value), "the timeline"),
+    initialData: initial ? initialTimeline : undefined,
+    // A first paint with only the first lanes is stale at once: all of them are fetched after hydration.
+    initialDataUpdatedAt: initialTimeline.complete ? undefined : 0,
+    placeholderData: (previous) => previous,
+    refetchInterval: SLIDE_EVERY_MS,
+  });
+
+  const feed = useInfiniteQuery({
+    queryKey: ["timeline-feed", search],
+    queryFn: ({ pageParam }) =>
+      fetchJson(
+        withQuery("/api/v1/timeline/feed", search, pageParam === undefined ? undefined : { before: String(pageParam) }),
+        (value) => timelineFeedDto.parse(value),
+        "the ledger",
+      ),
+    initialPageParam: undefined as number | undefined,
+    getNextPageParam: (last: TimelineFeedDto) => last.next_cursor ?? undefined,
+    initialData: initial ? { pages: [initialTimeline.feed], pageParams: [undefined] } : undefined,
+    placeholderData: (previous) => previous,
+  });
+
+  const refreshLanes = useRefreshScheduler(useCallback(() => void queryClient.invalidateQueries({ queryKey: ["timeline"] }), [queryClient]));
+  const refreshFeed = useRefreshScheduler(useCallback(() => void queryClient.invalidateQueries({ queryKey: ["timeline-feed"] }), [queryClient]));
+  const onEvents = useCallback(
+    (events: LedgerEventDto[]) => {
+      const threadEvents = events.filter((event) => event.thread_key !== null);
+      if (!threadEvents.length) return;
+      if (threadEvents.every((event) => event.kind === "heartbeat")) {
+        refreshLanes(HEARTBEATS_REFRESH_MS);
+        return;
+      }
+      refreshLanes(LANES_REFRESH_MS);
+      refreshFeed(FEED_REFRESH_MS);
+    },
+    [refreshLanes, refreshFeed],
+  );
+  const onReset = useCallback(() => {
+    refreshLanes(0);
+    refreshFeed(0);
+  }, [refreshLanes, refreshFeed]);
+  const live = useLedgerStream({ url: "/api/v1/stream", onEvents, onReset });
+
+  const navigate = useCallback(
+    (values: BoardFilterValues, nextWindow: TimelineWindow) => {
+      const next = queryString(values, nextWindow);
+      router.replace(next ? `${pathname}?${next}` : pathname, { scroll: false });
+    },
+    [router, pathname],
+  );
+  const setFilters = useCallback((values: BoardFilterValues) => navigate(values, timeWindow), [navigate, timeWindow]);
+
+  // "/" focuses the search wherever the focus is (a fresh load leaves it on <body>): a listener on the document, outside React.
+  useEffect(() => {
+    const listener = (event: globalThis.KeyboardEvent) => {
+      const target = event.target as HTMLElement;
+      const typing = target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA";
+      if (event.key === "/" && !typing) {
+        event.preventDefault();
+        searchRef.current?.focus();
+      }
+    };
+    document.addEventListener("keydown", listener);
+    return () => document.removeEventListener("keydown", listener);
+  }, []);
+
+  const shown = timeline ?? initialTimeline;
+  const events = feed.data?.pages.flatMap((page) => page.events) ?? [];
+  const loadError = error ?? feed.error;
+  return (
+    <div className="flex flex-col gap-4">
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <div className="flex flex-wrap items-end gap-2">
+          <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
+            Window
+            <select className={inputClass} value={timeWindow} onChange={(event) => navigate(filters, event.target.value as TimelineWindow)}>
+              {TIMELINE_WINDOWS.map((value) => (
+                <option key={value} value={value}>
+                  {WINDOW_LABELS[value]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
+        </div>
+        <p className="text-xs text-zinc-500" role="status" aria-live="polite">
+          {shown.lanes_total} {shown.lanes_total === 1 ? "thread" : "threads"}
+          {shown.lanes_total > shown.lanes.length && shown.complete ? ` (the ${shown.lanes.length} most recently active shown)` : ""} ·{" "}
+          {live === "open" ? "live" : live === "connecting" ? "connecting…" : "reconnecting…"}
+        </p>
+      </div>
+      {loadError ? (
+        <p role="alert" className="rounded bg-red-50 p-2 text-sm text-red-800 dark:bg-red-950 dark:text-red-200">
+          {(loadError as Error).message}
+        </p>
+      ) : null}
+      <Legend />
+      <TimelineLanes timeline={shown} />
+      <TimelineFeed
+        events={events}
+        windowLabel={WINDOW_LABELS[shown.window]}
+        hasOlder={Boolean(feed.hasNextPage)}
+        loadingOlder={feed.isFetchingNextPage}
+        onLoadOlder={() => void feed.fetchNextPage()}
+      />
+    </div>
+  );
+}
+
+/** What the marks mean; the colours are the severity badges'. */
+function Legend() {
+  return (
+    <p className="flex flex-wrap items-center gap-x-4 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
+      <span className="flex items-center gap-1">
+        <span aria-hidden="true" className="inline-block size-3 rounded-full bg-red-700" /> version, coloured by its highest severity
+      </span>
+      <span className="flex items-center gap-1">
+        <span aria-hidden="true" className="inline-block size-2.5 rotate-45 bg-emerald-600" /> approved
+      </span>
+      <span className="flex items-center gap-1">
+        <span aria-hidden="true" className="inline-block size-2.5 rotate-45 bg-purple-600" /> intervened
+      </span>
+      <span className="flex items-center gap-1">
+        <span aria-hidden="true" className="inline-block h-3 w-0.5 bg-emerald-600" /> session started,
+        <span aria-hidden="true" className="inline-block h-2 w-px bg-zinc-400" /> heartbeat,
+        <span aria-hidden="true" className="inline-block h-3 w-0.5 bg-zinc-600" /> ended
+      </span>
+      <span>Hover or focus a mark for its next action; click or press Enter to open that version. Arrow keys move between marks.</span>
+    </p>
+  );
+}

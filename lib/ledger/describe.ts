@@ -1,0 +1,43 @@
+import type { LedgerEventDto } from "./events";
+
+/**
+ * Ledger events in words, for people: the thread page's ledger and the
+ * timeline's feed say the same thing. Client-safe. Values from `data` are
+ * only ever rendered as text.
+ */
+type Describe = (data: Record<string, unknown>) => string;
+
+const text = (value: unknown) => (typeof value === "string" ? value : value === undefined || value === null ? "" : String(value));
+const quoted = (value: unknown) => (text(value) ? ` "${text(value)}"` : "");
+const risk = (verb: string): Describe => (data) => `${verb} the risk${quoted(data.detail)}${data.severity ? ` (${text(data.severity)})` : ""}`;
+const session = (what: string): Describe => (data) => `${what}${data.note ? `: ${text(data.note)}` : ""}`;
+
+const DESCRIBE: Partial<Record<LedgerEventDto["kind"], Describe>> = {
+  packet_received: (data) =>
+    `packet received from ${text(data.source)}${data.superseded_on_arrival ? " (older than the active one: kept as history)" : ""}`,
+  packet_superseded: () => "packet superseded by a newer one",
+  thread_reopened: () => "thread re-opened by a new packet",
+  thread_archived: (data) => `thread archived: ${text(data.reason)}`,
+  human_approved: (data) => `approved the next action${data.note ? `: ${text(data.note)}` : ""} (revision ${text(data.revision)})`,
+  human_intervened: (data) => `intervened: "${text(data.question)}" (revision ${text(data.revision)})`,
+  human_answered: (data) =>
+    `answered ${((data.answers as { question_id: string; answer: string }[] | undefined) ?? []).map((a) => `${a.question_id}: "${a.answer}"`).join(", ")} (revision ${text(data.revision)})`,
+  packet_written_back: (data) => `human section (revision ${text(data.revision)}) written back to ${text(data.path)}`,
+  writeback_skipped: (data) => `write-back skipped: ${text(data.reason)}`,
+  risk_acknowledged: risk("acknowledged"),
+  risk_resolved: risk("resolved"),
+  risk_snoozed: (data) => `${risk("snoozed")(data)} ${data.snoozed_until ? `until ${text(data.snoozed_until)}` : "until its severity rises"}`,
+  risk_untriaged: risk("took back the triage of"),
+  risk_regressed: (data) => `a resolved risk came back${quoted(data.detail)}`,
+  session_started: session("agent session started"),
+  heartbeat: session("agent heartbeat"),
+  session_ended: session("agent session ended"),
+  thread_stale: (data) => `thread went stale${data.stale_hours ? `: nothing new for more than ${text(data.stale_hours)} h` : ""}`,
+  watchdog_duplicate_topic: (data) => `watchdog: ${text(data.reason) || "another active packet on this branch has the same topic"}`,
+  watchdog_commit_regressed: (data) => `watchdog: ${text(data.reason) || "the last known good commit is older than a superseded packet's"}`,
+};
+
+/** What happened, in words: the kind's description, or the kind itself spelled out. */
+export function describeLedgerEvent(event: Pick<LedgerEventDto, "kind" | "data">): string {
+  return DESCRIBE[event.kind]?.(event.data) ?? event.kind.replace(/_/g, " ");
+}
