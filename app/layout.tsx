@@ -17,6 +17,18 @@ export const metadata: Metadata = {
 
 const navLinkClass = "rounded-sm text-sm text-zinc-700 hover:underline focus-visible:outline-2 focus-visible:outline-sky-600 dark:text-zinc-300";
 
+/** The main navigation; admin entries only for admins (the pages check the role themselves). */
+const NAV: readonly { href: string; label: string; admin?: boolean }[] = [
+  { href: "/", label: "Board" },
+  { href: "/questions", label: "Questions" },
+  { href: "/risks", label: "Risks" },
+  { href: "/timeline", label: "Timeline" },
+  { href: "/lessons", label: "Lessons" },
+  { href: "/admin/users", label: "Users", admin: true },
+  { href: "/admin/tokens", label: "Tokens", admin: true },
+  { href: "/admin/webhooks", label: "Webhooks", admin: true },
+];
+
 export default async function RootLayout({ children }: { children: ReactNode }) {
   const theme = (await cookies()).get(THEME_COOKIE)?.value === "dark" ? "dark" : "light";
   // Links are only a convenience: every page and endpoint checks the person again.
@@ -30,26 +42,13 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             <Link href="/" className="text-lg font-bold">
               Baton
             </Link>
-            {person ? (
-              <>
-                <Link href="/" className={navLinkClass}>
-                  Board
-                </Link>
-                <Link href="/questions" className={navLinkClass}>
-                  Questions
-                </Link>
-                {can?.administer ? (
-                  <>
-                    <Link href="/admin/users" className={navLinkClass}>
-                      Users
-                    </Link>
-                    <Link href="/admin/tokens" className={navLinkClass}>
-                      Tokens
-                    </Link>
-                  </>
-                ) : null}
-              </>
-            ) : null}
+            {person
+              ? NAV.filter((entry) => !entry.admin || can?.administer).map((entry) => (
+                  <Link key={entry.href} href={entry.href} className={navLinkClass}>
+                    {entry.label}
+                  </Link>
+                ))
+              : null}
           </nav>
           <div className="flex items-center gap-3">
             {person ? (

@@ -26,9 +26,18 @@ const envSchema = z.object({
   /** project=path pairs: where verdict pointers of a project's packets are read. */
   BATON_WORKSPACE_ROOTS: list,
   BATON_STALE_HOURS: z.coerce.number().positive().default(24),
+  /** How often the watchdog looks for threads that went stale (and for its other findings). */
+  BATON_STALE_CHECK_SECONDS: z.coerce.number().positive().default(60),
   /** How often watched folders are walked for files the watcher missed. */
   BATON_WATCH_RESCAN_SECONDS: z.coerce.number().positive().default(5),
   BATON_SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+  /** Baton's address as people reach it: links in webhook messages point here. */
+  BATON_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: "BATON_PUBLIC_URL must be an http(s) URL, e.g. https://baton.example.com" })
+    .default("http://localhost:3000")
+    .transform((url) => url.replace(/\/+$/, "")),
+  /** How long one webhook delivery may take before it counts as failed (and is retried). */
+  BATON_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
 });
 
 export type BatonConfig = z.infer<typeof envSchema>;

@@ -1,6 +1,9 @@
 import { config } from "../config";
+import { startLessonsBackfill } from "../lessons/backfill";
 import { parseWorkspaceRoots } from "../verdict/roots";
+import { startWatchdog } from "../watchdog/scheduler";
 import { watchHandoffFolders, type FolderWatcher } from "../watch/folder-watcher";
+import { startWebhookLoops } from "../webhooks/start";
 
 const holder = globalThis as unknown as { __batonWatcher?: FolderWatcher };
 
@@ -8,6 +11,9 @@ const holder = globalThis as unknown as { __batonWatcher?: FolderWatcher };
 export async function startServerBackground(): Promise<void> {
   // A typo in BATON_WORKSPACE_ROOTS stops the server at start, not at the first thread page.
   parseWorkspaceRoots(config().BATON_WORKSPACE_ROOTS);
+  startLessonsBackfill();
+  startWatchdog();
+  startWebhookLoops();
   const folders = config().BATON_WATCH_DIRS;
   if (!folders.length || holder.__batonWatcher) return;
   holder.__batonWatcher = watchHandoffFolders(folders);
