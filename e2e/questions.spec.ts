@@ -16,6 +16,8 @@ test("three questions answered in the inbox with the keyboard alone; an identica
   await ask(threads[3]!, questions[2]!.toUpperCase(), 4);
 
   await page.goto("/questions");
+  // The keys work once the page is live (hydrated, stream open).
+  await expect(page.getByText("live", { exact: true })).toBeVisible();
   // Groups, not the thread entries listed inside each.
   const groups = page.getByRole("list", { name: "Unanswered questions" }).getByTestId("question-group");
   await expect(groups.first()).toContainText(questions[0]!);
