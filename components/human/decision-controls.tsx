@@ -1,6 +1,6 @@
 "use client";
 
-import { useState, type KeyboardEvent } from "react";
+import { useRef, useState, type KeyboardEvent } from "react";
 import type { HumanDecision } from "@/lib/human/section";
 import { describeHumanSection } from "./human-state-line";
 import { useHumanAction } from "./use-human-action";
@@ -27,6 +27,7 @@ const BUTTON = "rounded px-2 py-0.5 text-xs font-semibold ring-1 focus-visible:o
 export function DecisionControls({ threadKey, packetId, revision, decision, name, tabIndex }: DecisionControlsProps) {
   const { status, send, reset } = useHumanAction(threadKey, "decision");
   const [intervening, setIntervening] = useState(false);
+  const interveneButton = useRef<HTMLButtonElement>(null);
   const [instruction, setInstruction] = useState("");
   const [base, setBase] = useState<{ packetId: string; revision: number } | null>(null);
   // A conflict's current state replaces the props' until the page refreshes with it.
@@ -56,6 +57,8 @@ export function DecisionControls({ threadKey, packetId, revision, decision, name
       event.preventDefault();
       setIntervening(false);
       reset();
+      // Back where the person opened the field from, not lost on <body>.
+      interveneButton.current?.focus();
     }
   }
 
@@ -81,6 +84,7 @@ export function DecisionControls({ threadKey, packetId, revision, decision, name
           type="button"
           tabIndex={tabIndex}
           disabled={sending}
+          ref={interveneButton}
           aria-expanded={intervening}
           onClick={() => setIntervening((open) => !open)}
           aria-label={`Intervene on ${name}`}

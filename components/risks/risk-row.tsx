@@ -1,5 +1,6 @@
 "use client";
 
+import { formatMoment } from "@/lib/format/moment";
 import Link from "next/link";
 import { useId } from "react";
 import { SeverityBadge } from "@/components/threads/severity-badge";
@@ -103,7 +104,7 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
                   by {thread.triage.by}
                   {thread.triage.state === "snoozed"
                     ? thread.triage.snoozed_until
-                      ? ` until ${thread.triage.snoozed_until.slice(0, 10)}`
+                      ? ` until ${formatMoment(thread.triage.snoozed_until)}`
                       : " until its severity rises"
                     : ""}
                 </span>

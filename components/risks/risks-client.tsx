@@ -152,7 +152,7 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
     setFocusRequest((count) => count + 1);
   };
 
-  // Shortcuts work wherever the focus is on the page (a fresh load leaves it on <body>), except in text fields and the snooze choice.
+  // Moving (j/k) works wherever the focus is on the page (a fresh load leaves it on <body>); acting needs the focus in the list.
   const onKeyDown = (event: globalThis.KeyboardEvent) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target as HTMLElement;
@@ -166,7 +166,9 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
       moveTo(inList ? Math.max(0, Math.min(ordered.length - 1, currentIndex + step)) : currentIndex);
       return;
     }
-    if (!canAct || !currentGroup) return;
+    // Keys that change data act only with the focus in the list: a stray key press elsewhere
+    // on the page must not resolve the top risk (WCAG 2.1.4, character key shortcuts).
+    if (!canAct || !currentGroup || !(listRef.current?.contains(target) ?? false)) return;
     if (event.key === "x" || (event.key === " " && !ownsSpace(target))) {
       event.preventDefault();
       toggle(currentGroup.fingerprint);

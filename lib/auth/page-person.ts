@@ -23,7 +23,4 @@ export async function requirePagePerson(path: string, role: Role = "viewer"): Pr
   return person;
 }
 
-/** Only relative paths of this site: `next=` must not send a person elsewhere after sign-in. */
-export function safeNextPath(next: unknown): string {
-  return typeof next === "string" && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/";
-}
+export { safeNextPath } from "./safe-next-path";

@@ -1,11 +1,10 @@
 import { database } from "../db";
 import { inboxDto, type InboxDto, type QuestionGroupDto } from "./inbox-dto";
-import { answeredQuestionIds, latestHumanRevision, sectionOf } from "./section";
+import { answeredQuestionIds, latestHumanRevision, sameQuestionKey, sectionOf } from "./section";
 
 /** The shapes live in ./inbox-dto (client-safe); importers of this module keep finding them here. */
 export { inboxDto, openQuestionDto, questionGroupDto, type InboxDto, type OpenQuestionDto, type QuestionGroupDto } from "./inbox-dto";
 
-const sameQuestion = (text: string) => text.trim().replace(/\s+/g, " ").toLowerCase();
 
 /**
  * The questions inbox (product.md): every unanswered questions_for_human of
@@ -30,6 +29,7 @@ export async function listOpenQuestions(): Promise<InboxDto> {
   });
   const groups = new Map<string, QuestionGroupDto>();
   const answeredByVersion = new Map<string, Set<string>>();
+  const optionsByGroup = new Map<string, Set<string>>();
   let total = 0;
   for (const row of rows) {
     const section = sectionOf(row.version.humanRevisions);
@@ -38,11 +38,13 @@ export async function listOpenQuestions(): Promise<InboxDto> {
     if (answered.has(row.questionId)) continue;
     total++;
     const askedAt = (row.version.producerCreatedAt ?? row.version.receivedAt).toISOString();
-    const key = sameQuestion(row.question);
-    const options = JSON.parse(row.options) as string[];
+    const key = sameQuestionKey(row.question);
     const group = groups.get(key) ?? { key, question: row.question, blocking: false, options: [], asked_at: askedAt, items: [] };
     group.blocking ||= row.blocking;
-    group.options = [...new Set([...group.options, ...options])];
+    // A Set per group, turned into the list once: one packet may hold thousands of the same question.
+    let options = optionsByGroup.get(key);
+    if (!options) optionsByGroup.set(key, (options = new Set()));
+    for (const option of JSON.parse(row.options) as string[]) options.add(option);
     if (askedAt < group.asked_at) group.asked_at = askedAt;
     group.items.push({
       thread_key: row.thread.key,
@@ -55,6 +57,7 @@ export async function listOpenQuestions(): Promise<InboxDto> {
     });
     groups.set(key, group);
   }
+  for (const [key, options] of optionsByGroup) groups.get(key)!.options = [...options];
   const ordered = [...groups.values()].sort(
     (a, b) => Number(b.blocking) - Number(a.blocking) || a.asked_at.localeCompare(b.asked_at) || a.key.localeCompare(b.key),
   );

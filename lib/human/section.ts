@@ -68,3 +68,8 @@ export function sectionOf(rows: readonly { section: string }[]): HumanSection {
 
 /** Select for a version's latest human revision (Prisma include/select). */
 export const latestHumanRevision = { orderBy: { revision: "desc" }, take: 1, select: { section: true } } as const;
+
+/** When two questions are the same question (the inbox groups them; the webhooks announce only new ones). */
+export function sameQuestionKey(text: string): string {
+  return text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
+}

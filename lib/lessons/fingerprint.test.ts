@@ -110,3 +110,14 @@ describe("failureFingerprint", () => {
     expect(fp("npm test timed", "out")).not.toBe(fp("npm test", "timed out"));
   });
 });
+
+describe("hostile input", () => {
+  it("stays fast on text built to make the patterns backtrack, and cuts long text", () => {
+    const started = performance.now();
+    const hostile = ["C:\\".repeat(200_000), "a".repeat(1_000_000), `C:\\${"x\\".repeat(100_000)}`];
+    for (const text of hostile) failureFingerprint(text, text);
+    // Generous: the unbounded pattern took minutes on 1 MiB; bounded it takes milliseconds.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(normaliseFailureText(`${"a ".repeat(5_000)}tail`)).not.toContain("tail");
+  });
+});

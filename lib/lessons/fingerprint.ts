@@ -16,7 +16,7 @@ const VOLATILE: readonly [RegExp, string][] = [
   [/\b1\d{9}(?:\d{3})?\b/g, "<time>"],
   // Temporary folders: /tmp, /var/tmp, /dev/shm, macOS /var/folders, $TMPDIR, Windows %TEMP% and ...\Temp\.
   [
-    /(?<![\w.~-])(?:(?:\/private)?\/var\/folders\/|\/(?:var\/)?tmp(?:\/|\b)|\/dev\/shm\/|\$\{?TMPDIR\}?[\\/]?|%TE?MP%\\?|[a-z]:\\(?:[^\s"'`\\]+\\)*?(?:temp|tmp)(?:\\|\b))[^\s"'`]*/gi,
+    /(?<![\w.~-])(?:(?:\/private)?\/var\/folders\/|\/(?:var\/)?tmp(?:\/|\b)|\/dev\/shm\/|\$\{?TMPDIR\}?[\\/]?|%TE?MP%\\?|[a-z]:\\(?:[^\s"'`\\]{1,255}\\){0,32}?(?:temp|tmp)(?:\\|\b))[^\s"'`]*/gi,
     "<tmp>",
   ],
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<id>"],
@@ -32,8 +32,14 @@ const VOLATILE: readonly [RegExp, string][] = [
  * run again at another time, in another temp folder, against another commit,
  * groups under one fingerprint.
  */
+/**
+ * A failure's identity is in its first words; longer text is cut before the patterns run,
+ * so that no input (a 1 MiB attempt, say) can make them slow.
+ */
+export const FAILURE_TEXT_MAX = 2_000;
+
 export function normaliseFailureText(text: string): string {
-  let normalised = text.trim().replace(/^[$>]\s+/, "");
+  let normalised = text.slice(0, FAILURE_TEXT_MAX).trim().replace(/^[$>]\s+/, "");
   for (const [pattern, placeholder] of VOLATILE) normalised = normalised.replace(pattern, placeholder);
   return normaliseRiskDetail(normalised)
     .replace(/(["'`])(<[a-z]+>)\1/g, "$2")

@@ -61,10 +61,14 @@ function questionIds(questions: NonNullable<PacketInput["questions_for_human"]>)
   const explicit = questions.map((question) => (typeof question !== "string" && present(question.id) ? String(question.id) : null));
   const reserved = new Set(explicit.filter((id): id is string => id !== null));
   const taken = new Set<string>();
+  // The next suffix to try per id: repeated ids cost one step each, not a count from 2.
+  const nextSuffix = new Map<string, number>();
   return explicit.map((given, index) => {
     const wanted = given ?? `q${index}`;
     let id = wanted;
-    for (let n = 2; taken.has(id) || (given === null && reserved.has(id)); n++) id = `${wanted}-${n}`;
+    let n = nextSuffix.get(wanted) ?? 2;
+    while (taken.has(id) || (given === null && reserved.has(id))) id = `${wanted}-${n++}`;
+    nextSuffix.set(wanted, n);
     taken.add(id);
     return id;
   });

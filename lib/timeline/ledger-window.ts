@@ -6,7 +6,7 @@ import { Prisma } from "../generated/prisma/client";
  * an event appended before them (a batch's packets keep their arrival times, the
  * CLI writes from another process): the search allows this much.
  */
-const LEDGER_CLOCK_SLACK_MS = 3_600_000;
+export const LEDGER_CLOCK_SLACK_MS = 3_600_000;
 
 /**
  * Up to this many threads, a query of their ledger events reads each thread's

@@ -1,5 +1,7 @@
 /** The timeline's time windows and its axis (client-safe): the server and the browser compute the same ticks. */
 
+import { formatMoment, MONTHS, pad2 } from "../format/moment";
+
 export const TIMELINE_WINDOWS = ["6h", "24h", "7d", "30d"] as const;
 export type TimelineWindow = (typeof TIMELINE_WINDOWS)[number];
 export const DEFAULT_TIMELINE_WINDOW: TimelineWindow = "24h";
@@ -13,22 +15,16 @@ export const WINDOW_LABELS: Record<TimelineWindow, string> = { "6h": "6 hours", 
 /** Between two axis ticks: about six to eight labels whatever the window. */
 const TICK_STEP_MS: Record<TimelineWindow, number> = { "6h": HOUR, "24h": 3 * HOUR, "7d": DAY, "30d": 5 * DAY };
 
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-const pad = (value: number) => String(value).padStart(2, "0");
-
 /** "14:00" within a day, "Nov 29" at midnight and for day ticks: UTC, so every browser and the server agree. */
 export function tickLabel(at: number, window: TimelineWindow): string {
   const date = new Date(at);
   const day = `${MONTHS[date.getUTCMonth()]} ${date.getUTCDate()}`;
   if (window === "7d" || window === "30d") return day;
-  return date.getUTCHours() === 0 ? day : `${pad(date.getUTCHours())}:00`;
+  return date.getUTCHours() === 0 ? day : `${pad2(date.getUTCHours())}:00`;
 }
 
 /** "Nov 29 14:05 UTC": a marker's time in tooltips and labels. */
-export function formatMoment(iso: string): string {
-  const date = new Date(iso);
-  return `${MONTHS[date.getUTCMonth()]} ${date.getUTCDate()} ${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())} UTC`;
-}
+export { formatMoment };
 
 /** Where `at` sits between `from` and `to`, from 0 to 1 (clamped). */
 export function positionOf(at: number, from: number, to: number): number {

@@ -176,3 +176,12 @@ describe("POST /api/v1/threads/{key}/events", () => {
     expect(await expectAnswer(await post(key, { kind: "heartbeat" }), 200)).toMatchObject({ applied: true, recorded: true, column: null, column_reason: null });
   });
 });
+
+describe("report times", () => {
+  it("refuses a report from more than half an hour ago (the ledger's time order must hold)", async () => {
+    const key = await threadWithPacket("too-old");
+    const answer = await post(key, { kind: "heartbeat", at: new Date(Date.now() - 31 * 60_000).toISOString() });
+    expect(answer.status).toBe(400);
+    expect(JSON.stringify(await answer.json())).toMatch(/at is more than 30 minutes before/);
+  });
+});

@@ -1,3 +1,4 @@
+import { LEDGER_CLOCK_SLACK_MS } from "../timeline/ledger-window";
 import { z } from "zod";
 import { loadBoard } from "../board/board";
 import { COLUMNS } from "../board/columns";
@@ -17,6 +18,11 @@ import { threadFiltersSchema } from "../threads/filters";
 
 /** A report dated further ahead than this is refused: the agent's clock is wrong. */
 export const SESSION_EVENT_MAX_FUTURE_MS = 5 * 60_000;
+/**
+ * A report is recorded at the time it gives; the ledger's time order may lag by at most
+ * the timeline's slack (lib/timeline/ledger-window.ts), so older reports are refused.
+ */
+export const SESSION_EVENT_MAX_PAST_MS = LEDGER_CLOCK_SLACK_MS / 2;
 /** At most one heartbeat event per thread in this time, unless something else happened in between (docs/decisions/017). */
 export const HEARTBEAT_LEDGER_INTERVAL_MS = 60_000;
 export const SESSION_NOTE_MAX = 2000;
@@ -59,6 +65,10 @@ function reportTime(request: SessionEventRequest, now: Date): Date {
   const at = new Date(request.at);
   if (at.getTime() - now.getTime() > SESSION_EVENT_MAX_FUTURE_MS) {
     const problem = `at is more than ${SESSION_EVENT_MAX_FUTURE_MS / 60_000} minutes ahead of Baton's clock (${now.toISOString()}); send the time of the report, or leave at out`;
+    throw new BatonError("invalid_request", `Bad session event: at: ${problem}.`, { fields: [{ field: "at", problem }] });
+  }
+  if (now.getTime() - at.getTime() > SESSION_EVENT_MAX_PAST_MS) {
+    const problem = `at is more than ${SESSION_EVENT_MAX_PAST_MS / 60_000} minutes before Baton's clock (${now.toISOString()}); report sessions as they happen, or leave at out`;
     throw new BatonError("invalid_request", `Bad session event: at: ${problem}.`, { fields: [{ field: "at", problem }] });
   }
   return at;

@@ -153,7 +153,7 @@ describe("checkStale", () => {
 
     const woke = await threadReceivedAt(NOW - 30 * HOUR);
     const before = await candidateFor(woke);
-    await recordSessionEvent(woke, { kind: "heartbeat", at: at(NOW - HOUR).toISOString() }, { actor: "token:test", now: at(NOW) });
+    await recordSessionEvent(woke, { kind: "heartbeat", at: at(NOW - 10 * 60_000).toISOString() }, { actor: "token:test", now: at(NOW) });
     expect(await inTransaction((tx) => recordStaleSpell(tx, before, staleSpellOf(before, NOW, 24 * HOUR)!, at(NOW), 24))).toBe(false);
     expect(await staleEvents(woke)).toEqual([]);
   });

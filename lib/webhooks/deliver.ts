@@ -18,7 +18,6 @@ export const DELIVERY_BATCH = 10;
 export const DELIVERY_INTERVAL_MS = 1_000;
 /** ±20% on every wait, so receivers that come back are not hit by every retry at once. */
 export const RETRY_JITTER = 0.2;
-const LAST_ERROR_MAX = 300;
 
 export interface DeliveryWorkerOptions {
   /** How often due deliveries are looked for (the notifier also wakes the worker). */
@@ -69,7 +68,6 @@ async function claimDue(limit: number, now: Date, lease: Date): Promise<Claimed[
   });
 }
 
-const clip = (text: string) => (text.length > LAST_ERROR_MAX ? `${text.slice(0, LAST_ERROR_MAX - 1)}…` : text);
 
 /** Why a request got no answer, in words for the log: never the URL (a Slack URL's path is a secret). */
 function describeFailure(error: unknown, timeoutMs: number): string {
@@ -77,7 +75,9 @@ function describeFailure(error: unknown, timeoutMs: number): string {
   if (record?.name === "TimeoutError" || record?.cause?.name === "TimeoutError") return `no answer within ${timeoutMs} ms`;
   const code = record?.cause?.code;
   if (code) return `could not connect (${code})`;
-  return clip(`request failed: ${error instanceof Error ? error.message : String(error)}`);
+  // Never the error's own message: it can quote the URL, whose path may itself be a secret (Slack).
+  const name = error instanceof Error ? error.name : "Error";
+  return `request failed (${name})`;
 }
 
 /** One POST of the stored body, signed over its exact bytes; redirects are not followed. */

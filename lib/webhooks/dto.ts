@@ -26,6 +26,8 @@ export function webhookUrlProblem(value: string): string | null {
     return `url must be an http:// or https:// address; "${url.protocol}" addresses are not sent to`;
   }
   if (!url.hostname) return "url must name a host";
+  // Credentials in the address would be logged with it, and fetch refuses them anyway.
+  if (url.username || url.password) return "url must not carry a user name or password; put a secret in the path or use the signing secret";
   return null;
 }
 
