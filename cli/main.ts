@@ -7,6 +7,7 @@ import { TOKEN_SCOPES, type TokenScope } from "../lib/auth/tokens";
 import { addUserCommand, type PasswordSource } from "./user-command";
 import { addCheckCommand } from "./check-command";
 import { addGenerateCommand } from "./generate-command";
+import { addWaitCommand } from "./wait-command";
 
 /** The `baton` command. Each action is a few lines over lib/; exit codes are returned, not thrown. */
 export async function main(argv: string[], passwords: PasswordSource = { stdin: process.stdin, prompts: process.stderr }): Promise<number> {
@@ -127,6 +128,7 @@ Examples:
   addUserCommand(program, passwords, prepareDatabase);
   addCheckCommand(program, (code) => (exitCode = code));
   addGenerateCommand(program, (code) => (exitCode = code));
+  addWaitCommand(program, (code) => (exitCode = code));
 
   program
     .command("demo")

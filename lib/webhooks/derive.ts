@@ -1,10 +1,11 @@
 import type { Tx } from "../db";
+import { sameQuestionKey, sectionOf, type HumanSection } from "../human/section";
 import type { NewLedgerEvent } from "../ledger/events";
 import type { CanonicalPacket } from "../packet/canonical";
 import type { Flag } from "../packet/lint";
 import { SEVERITIES, type Severity } from "../packet/severity";
 import { riskState, TRIAGE_ACTIONS, type StoredTriage } from "../risks/triage-state";
-import type { NotificationEvent } from "./events";
+import { HUMAN_ACTION_EVENTS, type NotificationEvent } from "./events";
 import type { Notification, ThreadFacts } from "./payload";
 
 /**
@@ -49,10 +50,8 @@ const QUOTE_MAX = 200;
 const quote = (text: string) => (text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX - 1)}…` : text);
 const andMore = (count: number) => (count > 1 ? ` (and ${count - 1} more)` : "");
 
-/** Questions are the same when they differ only in case, spacing or Unicode form. */
-export function normaliseQuestion(text: string): string {
-  return text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
-}
+/** Questions are the same when they differ only in case, spacing or Unicode form: the inbox's rule (lib/human/section.ts). */
+export const normaliseQuestion = sameQuestionKey;
 
 function parseData(row: LedgerRow): Record<string, unknown> {
   try {
@@ -110,9 +109,13 @@ export async function deriveNotifications(tx: Tx, rows: readonly LedgerRow[], op
   for (const row of rows) {
     if (row.kind === "packet_received" && packetsMatter) await derivePacket(tx, row, options, derivation, regressedInStep);
     else if (row.kind === "thread_stale" && options.wanted.has("thread.stale")) await deriveStale(tx, row, derivation);
+    else if (isHumanAction(row.kind) && options.wanted.has(HUMAN_ACTION_EVENTS[row.kind])) await deriveHumanAction(tx, row, row.kind, derivation);
   }
   return derivation;
 }
+
+type HumanActionKind = keyof typeof HUMAN_ACTION_EVENTS;
+const isHumanAction = (kind: string): kind is HumanActionKind => Object.hasOwn(HUMAN_ACTION_EVENTS, kind);
 
 async function derivePacket(tx: Tx, row: LedgerRow, options: DeriveOptions, out: Derivation, regressedInStep: Set<string>): Promise<void> {
   // A late packet that arrived already superseded is history only: it announces nothing.
@@ -304,4 +307,59 @@ async function deriveStale(tx: Tx, row: LedgerRow, out: Derivation): Promise<voi
       lines: [],
     },
   });
+}
+
+/**
+ * A person approved, intervened or answered (lib/human/actions.ts): every one
+ * is announced, with the human section as that action left it (the revision
+ * named by the event, not whatever came after).
+ */
+async function deriveHumanAction(tx: Tx, row: LedgerRow, kind: HumanActionKind, out: Derivation): Promise<void> {
+  const revision = parseData(row).revision;
+  if (!row.threadKey || !row.versionId || typeof revision !== "number") return;
+  const version = await tx.packetVersion.findUnique({
+    where: { id: row.versionId },
+    select: { topic: true, agent: true, project: true, branch: true, nextAction: true, humanRevisions: { where: { revision }, select: { section: true } } },
+  });
+  if (!version?.humanRevisions.length) return;
+  const base: NotificationBase = {
+    threadKey: row.threadKey,
+    packetId: row.versionId,
+    ledgerSeq: row.seq,
+    thread: { topic: version.topic, agent: version.agent, project: version.project, branch: version.branch },
+  };
+  out.notifications.push({ at: row.at, notification: humanActionNotification(kind, base, sectionOf(version.humanRevisions), version.nextAction) });
+}
+
+/** The message of a person's action, from the section it produced. */
+export function humanActionNotification(kind: HumanActionKind, base: NotificationBase, human: HumanSection, nextAction: string | null): Notification {
+  const event = HUMAN_ACTION_EVENTS[kind];
+  const common = { ...base, event, human };
+  const decision = human.decision;
+  if (kind === "human_answered") {
+    // This revision's answers: the ones stamped with its time.
+    const answers = human.answers.filter((entry) => entry.at === human.updated_at);
+    const by = answers[0]?.by ?? "A person";
+    return {
+      ...common,
+      summary: `${by} answered: ${quote(answers[0]?.question ?? "a question")}${andMore(answers.length)}`,
+      detail: { revision: human.revision, answers: answers.map(({ question_id, question, answer }) => ({ question_id, question, answer })) },
+      lines: answers.map((entry) => `${entry.question} → ${entry.answer}`),
+    };
+  }
+  if (kind === "human_intervened") {
+    const question = human.questions.at(-1);
+    return {
+      ...common,
+      summary: `${decision?.by ?? "A person"} intervened: ${quote(question?.text ?? "see the thread")}`,
+      detail: { revision: human.revision, decision, question: question ?? null },
+      lines: question ? [`${question.blocking ? "[blocking] " : ""}${question.text}`] : [],
+    };
+  }
+  return {
+    ...common,
+    summary: `${decision?.by ?? "A person"} approved: ${quote(nextAction ?? "the next action")}`,
+    detail: { revision: human.revision, decision, next_action: nextAction },
+    lines: decision?.note ? [`Note: ${decision.note}`] : [],
+  };
 }

@@ -7,10 +7,19 @@ import { z } from "zod";
  *
  * `rateLimited` events are announced at most once per (webhook, event, thread)
  * per RATE_LIMIT_WINDOW_MS; the rest are kept as "suppressed" in the log.
- * Decision events (issue 9: decision.approved, decision.intervened,
- * question.answered) will be added here with `rateLimited: false`: every one delivered.
+ * People's decisions and answers are not: a runner starts the agent's next
+ * session on them, so every one is delivered (docs/decisions/019-waiting-read.md).
  */
-export const NOTIFICATION_EVENTS = ["question.asked", "risk.critical", "verdict.failed", "thread.stale", "risk.regressed"] as const;
+export const NOTIFICATION_EVENTS = [
+  "question.asked",
+  "risk.critical",
+  "verdict.failed",
+  "thread.stale",
+  "risk.regressed",
+  "decision.approved",
+  "decision.intervened",
+  "question.answered",
+] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 export const notificationEventSchema = z.enum(NOTIFICATION_EVENTS, {
   error: `events must be some of ${NOTIFICATION_EVENTS.join(", ")}`,
@@ -30,7 +39,17 @@ export const NOTIFICATION_EVENT_INFO: Record<NotificationEvent, NotificationEven
   "verdict.failed": { label: "A verdict failed", title: "Verdict failed", rateLimited: true },
   "thread.stale": { label: "A thread went stale", title: "Thread stale", rateLimited: true },
   "risk.regressed": { label: "A resolved risk came back", title: "Risk regressed", rateLimited: true },
+  "decision.approved": { label: "A person approves a next action", title: "Approved", rateLimited: false },
+  "decision.intervened": { label: "A person intervenes", title: "Intervened", rateLimited: false },
+  "question.answered": { label: "A person answers an agent's questions", title: "Answered", rateLimited: false },
 };
+
+/** The ledger events of people's actions, and the notification each one is. */
+export const HUMAN_ACTION_EVENTS = {
+  human_approved: "decision.approved",
+  human_intervened: "decision.intervened",
+  human_answered: "question.answered",
+} as const satisfies Record<string, NotificationEvent>;
 
 /** At most one message per (webhook, event, thread) in this window (product.md, People's side). */
 export const RATE_LIMIT_WINDOW_MS = 10 * 60 * 1000;

@@ -48,6 +48,19 @@ describe("bodies", () => {
     });
   });
 
+  it("a person's action also carries the human section and the URL of the merged handoff", () => {
+    const human = { revision: 2, updated_at: "2026-11-30T09:59:00.000Z", decision: { kind: "approved" as const, by: "mei", at: "2026-11-30T09:59:00.000Z" }, answers: [], questions: [] };
+    const approved: Notification = { ...notification, event: "decision.approved", summary: "mei approved: rebuild the table", detail: { revision: 2 }, lines: [], human };
+    expect(genericBody(approved, envelope)).toEqual({
+      ...genericBody({ ...approved, human: undefined }, envelope),
+      human,
+      handoff_url: "https://baton.example.com/api/v1/threads/billing%2Fretry%231/handoff",
+    });
+    expect(genericBody(notification, envelope)).not.toHaveProperty("handoff_url");
+    const slack = slackBody(approved, envelope) as { text: string };
+    expect(slack.text).toBe("Approved: mei approved: rebuild the table (billing/retry#1)");
+  });
+
   it("Slack: text and blocks with an escaped link to the thread page", () => {
     const body = slackBody(notification, envelope) as { text: string; blocks: { type: string; text?: { text: string }; elements?: { text: string }[] }[] };
     expect(body.text).toBe("New question: claude asks: May I &lt;drop&gt; the table &amp; rebuild it? (billing/retry#1)");

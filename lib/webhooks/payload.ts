@@ -1,3 +1,4 @@
+import type { HumanSection } from "../human/section";
 import { threadHref } from "../threads/href";
 import { NOTIFICATION_EVENT_INFO, type NotificationEvent, type WebhookFormat } from "./events";
 
@@ -16,6 +17,12 @@ export interface Notification {
   detail: Record<string, unknown>;
   /** The particulars as lines of text (a Slack message lists them). */
   lines: string[];
+  /**
+   * A person's action (decision.approved, decision.intervened, question.answered):
+   * the packet's human section right after it. The generic body then carries it
+   * with `handoff_url`, the merged packet a runner hands to the next session.
+   */
+  human?: HumanSection;
 }
 
 export interface ThreadFacts {
@@ -35,8 +42,15 @@ export interface Envelope {
 
 export const threadUrl = (publicUrl: string, threadKey: string) => `${publicUrl}${threadHref(threadKey)}`;
 
-/** Generic JSON: `{id, event, created_at, thread: {key, url, …}, packet_id, summary, detail}`. */
+/** GET /api/v1/threads/{key}/handoff under BATON_PUBLIC_URL: the merged packet (a `packets:read` token reads it). */
+export const handoffUrl = (publicUrl: string, threadKey: string) => `${publicUrl}/api/v1/threads/${encodeURIComponent(threadKey)}/handoff`;
+
+/**
+ * Generic JSON: `{id, event, created_at, thread: {key, url, …}, packet_id, summary, detail}`;
+ * for a person's action also `human` (the section after it) and `handoff_url`.
+ */
 export function genericBody(notification: Notification, envelope: Envelope): Record<string, unknown> {
+  const action = notification.human ? { human: notification.human, handoff_url: handoffUrl(envelope.publicUrl, notification.threadKey) } : {};
   return {
     id: envelope.deliveryId,
     event: notification.event,
@@ -46,6 +60,7 @@ export function genericBody(notification: Notification, envelope: Envelope): Rec
     packet_id: notification.packetId,
     summary: notification.summary,
     detail: notification.detail,
+    ...action,
   };
 }
 

@@ -1,0 +1,293 @@
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { formatPacket, handoffUrl, pullTarget } from "../lib/client/pull";
+import type { PushTarget } from "../lib/client/push";
+import { writeFileAtomic } from "../lib/fs/atomic-write";
+import { emptyHumanSection, humanSectionSchema, type HumanAnswer, type HumanDecision, type HumanSection } from "../lib/human/section";
+
+/**
+ * `baton wait`: blocks until a person acts on a thread, through the waiting read
+ * of GET /api/v1/threads/{key}/handoff (docs/decisions/019-waiting-read.md),
+ * then writes the merged packet and exits with a code saying what happened.
+ */
+
+/** Exit codes of `baton wait`. */
+export const WAIT_EXIT = { approved: 0, error: 1, timedOut: 2, intervened: 10, answered: 11 } as const;
+export const WAIT_FOR = ["decision", "answers", "any"] as const;
+export type WaitFor = (typeof WAIT_FOR)[number];
+
+/** Knobs the tests turn; people use the defaults. */
+export const waitTuning = {
+  /** Seconds one waiting request asks for (the server allows up to 300). */
+  requestSeconds: 60,
+  /** Waits before reconnecting after a failure, growing, then the last one repeated. */
+  retryDelaysMs: [250, 500, 1_000, 2_000, 5_000],
+  /** How much longer than its `wait` a request may take before the client gives it up as lost. */
+  requestGraceMs: 15_000,
+};
+
+const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** `90`, `90s`, `30m`, `2h`, `1500ms` as milliseconds (a bare number is seconds). */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  const ms = match ? Number(match[1]) * UNITS[match[2] ?? "s"]! : Number.NaN;
+  if (!Number.isFinite(ms) || ms <= 0) throw new InvalidArgumentError("give a duration such as 90s, 30m or 2h.");
+  return ms;
+}
+
+function parseRevision(text: string): number {
+  if (!/^\d{1,15}$/.test(text)) throw new InvalidArgumentError("give a human-section revision: a whole number, 0 or more.");
+  return Number(text);
+}
+
+interface Seen {
+  packetId: string;
+  revision: number;
+  section: HumanSection;
+  body: Record<string, unknown>;
+}
+
+/** What the command compares against; `section` null when only the revision is known (`--after N`). */
+interface Baseline {
+  packetId: string;
+  revision: number;
+  section: HumanSection | null;
+}
+
+type ReadResult =
+  | { kind: "packet"; seen: Seen }
+  | { kind: "unchanged" }
+  | { kind: "retry"; message: string }
+  | { kind: "fatal"; message: string };
+
+function describeFailure(error: unknown): string {
+  const { message, cause } = error as { message?: string; cause?: { message?: string; code?: string } };
+  const detail = cause?.code ?? cause?.message;
+  return detail ? `${message} (${detail})` : String(message ?? error);
+}
+
+/** One read: plain (`wait` absent) or waiting. Never throws. */
+async function readHandoff(target: PushTarget, thread: string, wait?: { seconds: number; after: number; afterPacket: string }): Promise<ReadResult> {
+  const url = new URL(handoffUrl(target, thread));
+  let timeoutMs = waitTuning.requestGraceMs;
+  if (wait) {
+    url.searchParams.set("wait", wait.seconds.toFixed(3).replace(/\.?0+$/, ""));
+    url.searchParams.set("after", String(wait.after));
+    url.searchParams.set("after_packet", wait.afterPacket);
+    timeoutMs += wait.seconds * 1000;
+  }
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(url, {
+      headers: { authorization: `Bearer ${target.token}`, accept: "application/json" },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    text = await response.text();
+  } catch (error) {
+    return { kind: "retry", message: `cannot reach ${target.url}: ${describeFailure(error)}` };
+  }
+  if (response.status === 304) return { kind: "unchanged" };
+  let payload: unknown = null;
+  try {
+    payload = JSON.parse(text);
+  } catch {
+    // Judged below.
+  }
+  const record = typeof payload === "object" && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : null;
+  if (response.status === 200) {
+    const human = humanSectionSchema.safeParse(record?.human);
+    const packetId = response.headers.get("baton-packet-id");
+    if (!record || !human.success || !packetId) return { kind: "fatal", message: `${target.url} answered with something other than a merged handoff packet` };
+    return { kind: "packet", seen: { packetId, revision: human.data.revision, section: human.data, body: record } };
+  }
+  const error = (record?.error ?? null) as { message?: unknown } | null;
+  const message = `HTTP ${response.status}: ${typeof error?.message === "string" ? error.message : text.slice(0, 200) || "no message"}`;
+  // Baton restarting, a proxy in between, or too many waiters: worth another try.
+  if (response.status >= 500 || response.status === 429 || response.status === 408) return { kind: "retry", message };
+  return { kind: "fatal", message };
+}
+
+const sameDecision = (a: HumanDecision | null, b: HumanDecision | null) => a?.kind === b?.kind && a?.by === b?.by && a?.at === b?.at;
+
+interface Happened {
+  decision: HumanDecision | null;
+  answers: HumanAnswer[];
+}
+
+/** What people did on the baseline's packet since the baseline. */
+function whatHappened(baseline: Baseline, seen: Seen): Happened {
+  if (seen.revision <= baseline.revision) return { decision: null, answers: [] };
+  const before = baseline.section;
+  const decision = seen.section.decision && !(before && sameDecision(before.decision, seen.section.decision)) ? seen.section.decision : null;
+  return { decision, answers: before ? seen.section.answers.slice(before.answers.length) : seen.section.answers };
+}
+
+/** The exit code when `happened` is what the command waits for, else null. */
+function outcomeFor(waitFor: WaitFor, happened: Happened): number | null {
+  const decisionCode = happened.decision ? (happened.decision.kind === "approved" ? WAIT_EXIT.approved : WAIT_EXIT.intervened) : null;
+  const answeredCode = happened.answers.length ? WAIT_EXIT.answered : null;
+  if (waitFor === "decision") return decisionCode;
+  if (waitFor === "answers") return answeredCode;
+  return decisionCode ?? answeredCode;
+}
+
+function describe(code: number, seen: Seen, happened: Happened): string {
+  const where = `revision ${seen.revision} of packet ${seen.packetId}`;
+  if (code === WAIT_EXIT.answered) {
+    const who = [...new Set(happened.answers.map((entry) => entry.by))].join(", ");
+    return `answered by ${who}: ${happened.answers.length} answer${happened.answers.length === 1 ? "" : "s"} (${where})`;
+  }
+  const decision = happened.decision!;
+  return `${decision.kind} by ${decision.by} at ${decision.at} (${where})`;
+}
+
+export interface WaitOptions {
+  for: WaitFor;
+  timeout: number;
+  after?: number;
+  output?: string;
+  server?: string;
+  token?: string;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `baton wait`; resolves to its exit code. */
+export async function waitForPerson(thread: string, options: WaitOptions): Promise<number> {
+  const target = pullTarget(options);
+  const deadline = Date.now() + options.timeout;
+  const say = (text: string) => console.error(`baton wait: ${text}`);
+  let failures = 0;
+  let lastFailure = "";
+
+  /** After a failure: wait (growing) unless the deadline comes first; false when it did. */
+  const backOff = async (message: string): Promise<boolean> => {
+    if (message !== lastFailure) say(`${message}; retrying until the timeout`);
+    lastFailure = message;
+    const delays = waitTuning.retryDelaysMs;
+    const delay = Math.min(delays[Math.min(failures, delays.length - 1)]!, deadline - Date.now());
+    failures++;
+    if (delay <= 0) return false;
+    await sleep(delay);
+    return Date.now() < deadline;
+  };
+  const recovered = () => {
+    if (failures) say(`reconnected to ${target.url}`);
+    failures = 0;
+    lastFailure = "";
+  };
+
+  // Where to start from: the state now (the NEXT action counts), or revision --after of it.
+  let start: Seen | null = null;
+  while (!start) {
+    const read = await readHandoff(target, thread);
+    if (read.kind === "fatal") {
+      say(`failed: ${read.message}`);
+      return WAIT_EXIT.error;
+    }
+    if (read.kind === "packet") start = read.seen;
+    else if (!(await backOff(read.kind === "retry" ? read.message : "no packet yet"))) return timedOut(say, options.timeout, null);
+  }
+  recovered();
+  const after = options.after ?? start.revision;
+  // Revision 0 is always the empty section; the one read now is known too.
+  const knownSection = after === start.revision ? start.section : after === 0 ? emptyHumanSection() : null;
+  let baseline: Baseline = { packetId: start.packetId, revision: after, section: knownSection };
+  let last: { packetId: string; revision: number } = { packetId: start.packetId, revision: after };
+  say(`waiting for ${options.for === "any" ? "a person to act" : options.for === "decision" ? "a decision" : "answers"} on ${thread} (packet ${start.packetId}, after revision ${after})`);
+
+  let latest: Seen | null = start;
+  for (;;) {
+    if (latest) {
+      if (latest.packetId !== baseline.packetId) {
+        // A newer packet replaced the one waited on: people now act on that one, from its revision 0.
+        say(`a newer packet (${latest.packetId}) is now active on ${thread}; waiting on it`);
+        baseline = { packetId: latest.packetId, revision: 0, section: emptyHumanSection() };
+      }
+      const happened = whatHappened(baseline, latest);
+      const code = outcomeFor(options.for, happened);
+      if (code !== null) return finish(thread, options, latest, happened, code, say);
+      last = { packetId: latest.packetId, revision: latest.revision };
+      latest = null;
+    }
+    const remainingMs = deadline - Date.now();
+    if (remainingMs <= 0) return timedOut(say, options.timeout, last.revision);
+    const seconds = Math.max(0.001, Math.min(waitTuning.requestSeconds, remainingMs / 1000));
+    const read = await readHandoff(target, thread, { seconds, after: last.revision, afterPacket: last.packetId });
+    if (read.kind === "fatal") {
+      say(`failed: ${read.message}`);
+      return WAIT_EXIT.error;
+    }
+    if (read.kind === "retry") {
+      if (!(await backOff(read.message))) return timedOut(say, options.timeout, last.revision);
+      continue;
+    }
+    recovered();
+    if (read.kind === "packet") latest = read.seen;
+  }
+}
+
+function timedOut(say: (text: string) => void, timeoutMs: number, revision: number | null): number {
+  say(`timed out after ${formatDuration(timeoutMs)}${revision === null ? "" : ` (still at revision ${revision})`}`);
+  return WAIT_EXIT.timedOut;
+}
+
+const formatDuration = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`);
+
+async function finish(thread: string, options: WaitOptions, seen: Seen, happened: Happened, code: number, say: (text: string) => void): Promise<number> {
+  const text = formatPacket(seen.body);
+  if (options.output) {
+    try {
+      await writeFileAtomic(options.output, text);
+    } catch (error) {
+      say(`cannot write ${options.output}: ${(error as Error).message}`);
+      return WAIT_EXIT.error;
+    }
+  } else {
+    process.stdout.write(text);
+  }
+  say(`${describe(code, seen, happened)} on ${thread}${options.output ? `; wrote ${options.output}` : ""}`);
+  return code;
+}
+
+export function addWaitCommand(program: Command, setExitCode: (code: number) => void): void {
+  program
+    .command("wait")
+    .description("Block until a person acts on a thread, then print its merged handoff packet; the exit code says what happened.")
+    .argument("<thread>", "the thread key, e.g. acme@main")
+    .addOption(new Option("--for <what>", "what to wait for").choices([...WAIT_FOR]).default("decision"))
+    .addOption(new Option("--timeout <duration>", "give up after this long: 90s, 30m, 2h").argParser(parseDuration).default(parseDuration("30m"), "30m"))
+    .option("--after <revision>", "count what happened after this human-section revision (default: the current one)", parseRevision)
+    .option("-o, --output <file>", "write the packet to this file (atomically) instead of stdout")
+    .option("--server <url>", "Baton's URL (default: BATON_URL, else http://localhost:3000)")
+    .option("--token <token>", "an API token with the packets:read scope (default: BATON_TOKEN)")
+    .addHelpText(
+      "after",
+      `
+What counts (from the revision current when the command starts, or --after N):
+  decision  a person approves or intervenes (the default)
+  answers   a person answers some of the agent's questions
+  any       either (a decision's code wins when both happened)
+If a newer packet becomes active on the thread meanwhile, the command waits on that one.
+
+Exit codes:
+   0  approved: go ahead with next_action
+  10  intervened: address human.questions first
+  11  answered: the answers are in human.answers
+   2  timed out: nobody acted (nothing is written)
+   1  error: bad token, unknown thread, unusable answer or option
+
+The packet goes to stdout (or -o FILE), the account of what happened to stderr.
+It waits with GET /api/v1/threads/{thread}/handoff?wait=60&after=<revision>, and
+survives a Baton restart or a dropped connection: it reconnects with backoff and
+resumes from the last revision it saw, until the timeout.
+
+Examples:
+  baton wait acme@main --timeout 2h -o handoff.json; echo $?
+  baton wait acme@main --for answers | jq -r '.human.answers[] | "\\(.question_id): \\(.answer)"'`,
+    )
+    .action(async (thread: string, options: WaitOptions) => {
+      setExitCode(await waitForPerson(thread, options));
+    });
+}

@@ -1,0 +1,183 @@
+import Database from "better-sqlite3";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Person } from "../auth/roles";
+import { createFirstAdmin } from "../auth/users";
+import { sqliteFilePath } from "../config";
+import { BatonError } from "../errors";
+import { ingestPacket } from "../ingest/ingest";
+import { countStatements } from "../testing/count-statements";
+import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { scheduleWriteBack } from "../writeback/write-human-section";
+import { answer, decide } from "./actions";
+import { humanRevisionOf, waitForHandoffChange, waitRegistryStatus, type WaitOutcome } from "./wait";
+
+const temp = freshDatabaseForThisFile();
+
+let person: Person;
+beforeAll(async () => {
+  const admin = await createFirstAdmin({ username: "the-admin", password: "a long enough password" });
+  person = { id: admin.id, username: admin.username, role: admin.role };
+});
+
+let serial = 0;
+const threadsUsed: string[] = [];
+async function newThread(name: string, extra: Record<string, unknown> = {}): Promise<{ key: string; packetId: string }> {
+  const key = `wait/${name}-${++serial}`;
+  threadsUsed.push(key);
+  const stored = await ingestPacket({ thread: key, summary: `work on ${key}`, next_action: "continue", ...extra }, { kind: "http", actor: "test" });
+  return { key, packetId: stored.packet_id };
+}
+// Human writes queue a background write-back per thread; let those finish before the database goes.
+afterAll(async () => {
+  await scheduleWriteBack(threadsUsed);
+});
+afterEach(() => {
+  expect(waitRegistryStatus()).toMatchObject({ waiters: 0, threads: 0, subscribed: false });
+});
+
+
+const settledWithin = async <T>(promise: Promise<T>, ms: number): Promise<T | "pending"> =>
+  Promise.race([promise, new Promise<"pending">((resolve) => setTimeout(() => resolve("pending"), ms))]);
+
+describe("waitForHandoffChange", () => {
+  it("answers at once when the revision is past `after` or the active packet is another than `after_packet`", async () => {
+    const { key, packetId } = await newThread("at-once");
+    await decide(person, key, { kind: "approved", packet_id: packetId, base_revision: 0 });
+
+    const passed = await waitForHandoffChange({ threadKey: key, after: 0, waitMs: 10_000 });
+    expect(passed.changed).toBe(true);
+    expect(humanRevisionOf(passed.handoff)).toBe(1);
+    expect(passed.handoff.body.human).toMatchObject({ revision: 1, decision: { kind: "approved", by: "the-admin" } });
+
+    const otherPacket = await waitForHandoffChange({ threadKey: key, after: 5, afterPacket: "pv_not_this_one", waitMs: 10_000 });
+    expect(otherPacket).toMatchObject({ changed: true, handoff: { packetId } });
+
+    // Without waiting it only compares.
+    expect((await waitForHandoffChange({ threadKey: key, after: 1, afterPacket: packetId, waitMs: 0 })).changed).toBe(false);
+    expect((await waitForHandoffChange({ threadKey: key, after: 0, waitMs: 0 })).changed).toBe(true);
+  });
+
+  it("is woken by a person's decision well within a second, with the decision in the packet", async () => {
+    const { key, packetId } = await newThread("woken");
+    const waiting = waitForHandoffChange({ threadKey: key, after: 0, afterPacket: packetId, waitMs: 30_000 });
+    await expect.poll(() => waitRegistryStatus().waiters).toBe(1);
+    expect(await settledWithin(waiting, 150)).toBe("pending");
+
+    const started = performance.now();
+    await decide(person, key, { kind: "intervened", packet_id: packetId, base_revision: 0, question: "Why the revert?" });
+    const outcome = await waiting;
+    const latencyMs = performance.now() - started;
+    console.log(`waiting read woken ${latencyMs.toFixed(1)} ms after the decision was written`);
+    expect(latencyMs).toBeLessThan(500);
+    expect(outcome.changed).toBe(true);
+    expect(outcome.handoff.body.human).toMatchObject({ revision: 1, decision: { kind: "intervened" }, questions: [{ id: "h1", text: "Why the revert?" }] });
+  });
+
+  it("ends with nothing changed when the wait runs out, leaving the registry empty", async () => {
+    const { key, packetId } = await newThread("timeout");
+    const started = performance.now();
+    const outcome = await waitForHandoffChange({ threadKey: key, after: 0, waitMs: 300 });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    expect(outcome).toMatchObject({ changed: false, handoff: { packetId } });
+    expect(humanRevisionOf(outcome.handoff)).toBe(0);
+  });
+
+  it("is woken by a newer packet on the thread (the packet seen first stands in for after_packet)", async () => {
+    const { key } = await newThread("newer-packet");
+    const waiting = waitForHandoffChange({ threadKey: key, after: 0, waitMs: 30_000 });
+    await expect.poll(() => waitRegistryStatus().waiters).toBe(1);
+    const newer = await ingestPacket({ thread: key, summary: "the next session's packet", next_action: "go on" }, { kind: "http", actor: "test" });
+    const outcome = await waiting;
+    expect(outcome).toMatchObject({ changed: true, handoff: { packetId: newer.packet_id } });
+    expect(humanRevisionOf(outcome.handoff)).toBe(0);
+  });
+
+  it("refuses an unknown thread with not_found, and unregisters", async () => {
+    const refused = await waitForHandoffChange({ threadKey: "wait/no-such-thread", after: 0, waitMs: 5_000 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BatonError);
+    expect((refused as BatonError).code).toBe("not_found");
+  });
+
+  it("unregisters a waiter whose client went away", async () => {
+    const { key } = await newThread("aborted");
+    const controller = new AbortController();
+    const waiting = waitForHandoffChange({ threadKey: key, after: 0, waitMs: 30_000, signal: controller.signal });
+    await expect.poll(() => waitRegistryStatus()).toMatchObject({ waiters: 1, threads: 1, subscribed: true });
+    // Let the first read finish so that the waiter is in its wait.
+    expect(await settledWithin(waiting, 100)).toBe("pending");
+    controller.abort();
+    expect((await waiting).changed).toBe(false);
+    expect(waitRegistryStatus()).toMatchObject({ waiters: 0, threads: 0, subscribed: false });
+  });
+
+  it("200 waiters cost no database statements while they wait, and one read per woken thread", async () => {
+    const threads = await Promise.all(Array.from({ length: 4 }, (_, index) => newThread(`many-${index}`, { questions_for_human: ["Which region?"] })));
+    const outcomes: Promise<WaitOutcome>[] = [];
+    for (let index = 0; index < 200; index++) {
+      const { key, packetId } = threads[index % threads.length]!;
+      outcomes.push(waitForHandoffChange({ threadKey: key, after: 0, afterPacket: packetId, waitMs: 60_000 }));
+    }
+    await expect.poll(() => waitRegistryStatus()).toMatchObject({ waiters: 200, threads: 4 });
+    // Every first read is done (each is one handoff read; a few ms apart at most).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    const counter = countStatements();
+    let during: number;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      during = counter.count();
+    } finally {
+      counter.stop();
+    }
+    // The ledger feed's once-a-second MAX(seq) is all the database sees: 2 or 3 in 2.5 s, for 200 waiters.
+    console.log(`statements during a 2.5 s wait of 200 waiters: ${during}`);
+    expect(during).toBeLessThanOrEqual(4);
+
+    const [first] = threads;
+    const readsBefore = waitRegistryStatus().wakeReads;
+    await answer(person, first!.key, { packet_id: first!.packetId, base_revision: 0, answers: [{ question_id: "q0", answer: "eu-west" }] });
+    const woken = await Promise.all(outcomes.filter((_, index) => index % threads.length === 0));
+    expect(woken).toHaveLength(50);
+    for (const outcome of woken) {
+      expect(outcome.changed).toBe(true);
+      expect(outcome.handoff.body.human).toMatchObject({ revision: 1, answers: [{ question_id: "q0", answer: "eu-west" }] });
+    }
+    // One read woke all 50 waiters of that thread; the other threads' waiters were not read for.
+    expect(waitRegistryStatus().wakeReads - readsBefore).toBe(1);
+    expect(waitRegistryStatus()).toMatchObject({ waiters: 150, threads: 3 });
+
+    // The rest: a packet on each remaining thread.
+    for (const { key } of threads.slice(1)) await ingestPacket({ thread: key, summary: "newer", next_action: "go" }, { kind: "http", actor: "test" });
+    for (const outcome of await Promise.all(outcomes)) expect(outcome.changed).toBe(true);
+  }, 30_000);
+
+  it("is woken by another process's write, through the ledger feed's one poll", async () => {
+    const { key, packetId } = await newThread("other-process");
+    const waiting = waitForHandoffChange({ threadKey: key, after: 0, afterPacket: packetId, waitMs: 30_000 });
+    await expect.poll(() => waitRegistryStatus().waiters).toBe(1);
+    // Past its first read, so that only a wake can answer it.
+    expect(await settledWithin(waiting, 150)).toBe("pending");
+
+    // What another Baton process on the same file writes: a revision and its ledger event, no announcement here.
+    const other = new Database(sqliteFilePath(temp().url));
+    const at = new Date().toISOString();
+    const section = { revision: 1, updated_at: at, decision: { kind: "approved", by: "elsewhere", at }, answers: [], questions: [] };
+    const thread = other.prepare(`SELECT "id" FROM "Thread" WHERE "key" = ?`).get(key) as { id: string };
+    const started = performance.now();
+    other.transaction(() => {
+      other
+        .prepare(`INSERT INTO "HumanRevision" ("id", "versionId", "threadId", "revision", "action", "section", "userId", "at") VALUES (?, ?, ?, 1, 'approved', ?, ?, ?)`)
+        .run(`hr_other_${serial}`, packetId, thread.id, JSON.stringify(section), person.id, at.replace("Z", "+00:00"));
+      other
+        .prepare(`INSERT INTO "LedgerEvent" ("at", "kind", "threadKey", "versionId", "actor", "data") VALUES (?, 'human_approved', ?, ?, 'elsewhere', ?)`)
+        .run(at.replace("Z", "+00:00"), key, packetId, JSON.stringify({ revision: 1, note: null }));
+    })();
+    other.close();
+
+    const outcome = await waiting;
+    const latencyMs = performance.now() - started;
+    console.log(`woken ${latencyMs.toFixed(0)} ms after another process's write`);
+    expect(latencyMs).toBeLessThan(2_500);
+    expect(outcome.handoff.body.human).toMatchObject({ revision: 1, decision: { kind: "approved", by: "elsewhere" } });
+  });
+});

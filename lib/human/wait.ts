@@ -1,0 +1,245 @@
+import { BatonError } from "../errors";
+import type { LedgerEventDto, LedgerKind } from "../ledger/events";
+import { subscribeLedger } from "../live/ledger-feed";
+import { getMergedHandoff } from "../threads/queries";
+import type { HumanSection } from "./section";
+
+/**
+ * The waiting read of a thread's merged handoff (docs/decisions/019-waiting-read.md):
+ * `GET /api/v1/threads/{key}/handoff?wait=<s>&after=<revision>` answers as soon as a
+ * person acts, without polling the database per waiter.
+ *
+ * Waiters register in one in-process registry, grouped by thread. The registry
+ * holds ONE subscription to the ledger feed (lib/live/ledger-feed.ts) while
+ * anybody waits: the feed announces this process's writes at once and other
+ * processes' writes within its one-per-process poll. An event of a waited-on
+ * thread that may change its handoff makes that thread's group read the
+ * handoff once, for all of its waiters; each waiter then decides for itself
+ * whether that is news. Nothing else is read while they wait.
+ */
+
+/** The longest a request may wait (5 minutes). */
+export const MAX_WAIT_SECONDS = 300;
+/** Waiters one process keeps; past that, 503 with Retry-After. */
+export const MAX_WAITERS_PER_PROCESS = 10_000;
+
+/** Ledger kinds after which a thread's merged handoff may read differently. */
+export const WAKE_KINDS: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
+  "human_approved",
+  "human_intervened",
+  "human_answered",
+  "packet_received",
+  "packet_superseded",
+  "thread_reopened",
+]);
+
+export interface MergedHandoff {
+  packetId: string;
+  body: Record<string, unknown>;
+}
+
+export interface WaitRequest {
+  threadKey: string;
+  /** The human-section revision the caller has seen. */
+  after: number;
+  /**
+   * The active packet the caller has seen. When given and the active packet is
+   * another one, that is news at once; when absent, the packet the first read
+   * finds stands in for it (so a newer packet arriving during the wait is news).
+   */
+  afterPacket?: string;
+  /** How long to wait for news; 0 only compares. */
+  waitMs: number;
+  /** The client went away: stop waiting. */
+  signal?: AbortSignal;
+}
+
+export interface WaitOutcome {
+  /** False when the wait ended (or the client left) with nothing new. */
+  changed: boolean;
+  /** The handoff as last read: the news, or the unchanged current state. */
+  handoff: MergedHandoff;
+}
+
+/** The human-section revision of a merged handoff. */
+export function humanRevisionOf(handoff: MergedHandoff): number {
+  return (handoff.body.human as HumanSection).revision;
+}
+
+interface Waiter {
+  after: number;
+  afterPacket: string | undefined;
+  /** The handoff this waiter last saw (the first read, or a later group read). */
+  latest: MergedHandoff | null;
+  settle: (outcome: WaitOutcome | Error) => void;
+}
+
+interface ThreadGroup {
+  key: string;
+  waiters: Set<Waiter>;
+  /** A read for this group is running; `again` asks for one more after it. */
+  reading: boolean;
+  again: boolean;
+}
+
+interface Registry {
+  groups: Map<string, ThreadGroup>;
+  waiters: number;
+  unsubscribe: (() => void) | null;
+  /** Reads done for woken groups, since the process started (for tests and the decision record's claim). */
+  wakeReads: number;
+}
+
+// On globalThis: each route bundle may hold its own copy of this module, and
+// the registry (like the ledger feed) must be one per process.
+const holder = globalThis as unknown as { __batonHandoffWaiters?: Registry };
+const registry = (holder.__batonHandoffWaiters ??= { groups: new Map(), waiters: 0, unsubscribe: null, wakeReads: 0 });
+
+/** News for a caller who saw revision `after` (of packet `afterPacket`, when known). */
+function isNews({ after, afterPacket }: { after: number; afterPacket?: string }, handoff: MergedHandoff): boolean {
+  if (afterPacket !== undefined && handoff.packetId !== afterPacket) return true;
+  return humanRevisionOf(handoff) > after;
+}
+
+/** One read for the group, however many of its waiters there are; reads again if woken meanwhile. */
+async function refresh(group: ThreadGroup): Promise<void> {
+  if (group.reading) {
+    group.again = true;
+    return;
+  }
+  group.reading = true;
+  try {
+    do {
+      group.again = false;
+      if (!group.waiters.size) return;
+      let handoff: MergedHandoff;
+      try {
+        registry.wakeReads++;
+        handoff = await getMergedHandoff(group.key);
+      } catch (error) {
+        // The waiters answer with the error; their clients ask again.
+        for (const waiter of [...group.waiters]) waiter.settle(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      for (const waiter of [...group.waiters]) {
+        waiter.latest = handoff;
+        if (isNews(waiter, handoff)) waiter.settle({ changed: true, handoff });
+      }
+    } while (group.again);
+  } finally {
+    group.reading = false;
+  }
+}
+
+function onEvents(events: LedgerEventDto[]): void {
+  const woken = new Set<string>();
+  for (const event of events) {
+    if (event.thread_key !== null && WAKE_KINDS.has(event.kind) && registry.groups.has(event.thread_key)) woken.add(event.thread_key);
+  }
+  for (const key of woken) void refresh(registry.groups.get(key)!);
+}
+
+/** The database was replaced under the feed: every group reads again. */
+function onReset(): void {
+  for (const group of registry.groups.values()) void refresh(group);
+}
+
+function register(threadKey: string, waiter: Waiter): void {
+  if (registry.waiters >= MAX_WAITERS_PER_PROCESS) {
+    throw new BatonError("unavailable", "Too many clients are waiting on this server; retry shortly.", null, 5);
+  }
+  // Subscribed before the first read, so that no event falls between that read and the wait.
+  registry.unsubscribe ??= subscribeLedger(null, onEvents, onReset);
+  let group = registry.groups.get(threadKey);
+  if (!group) {
+    group = { key: threadKey, waiters: new Set(), reading: false, again: false };
+    registry.groups.set(threadKey, group);
+  }
+  group.waiters.add(waiter);
+  registry.waiters++;
+}
+
+function unregister(threadKey: string, waiter: Waiter): void {
+  const group = registry.groups.get(threadKey);
+  if (!group?.waiters.delete(waiter)) return;
+  registry.waiters--;
+  if (!group.waiters.size) registry.groups.delete(threadKey);
+  if (registry.waiters === 0) {
+    // The last one out releases the feed (its timer and connection, when nobody else listens).
+    registry.unsubscribe?.();
+    registry.unsubscribe = null;
+  }
+}
+
+/**
+ * Reads the thread's merged handoff and, unless it is already news (a human
+ * revision past `after`, or another active packet than `afterPacket`), waits
+ * up to `waitMs` for a person to act or a packet to arrive. Throws not_found
+ * for an unknown thread, and whatever a read throws.
+ */
+export async function waitForHandoffChange(request: WaitRequest): Promise<WaitOutcome> {
+  const { threadKey, waitMs, signal } = request;
+  if (waitMs <= 0 || signal?.aborted) {
+    const handoff = await getMergedHandoff(threadKey);
+    return { changed: isNews(request, handoff), handoff };
+  }
+
+  return new Promise<WaitOutcome>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const waiter: Waiter = {
+      after: request.after,
+      afterPacket: request.afterPacket,
+      latest: null,
+      settle: (outcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        unregister(threadKey, waiter);
+        if (outcome instanceof Error) reject(outcome);
+        else resolve(outcome);
+      },
+    };
+    // The client went away: it hears nothing, but an answer is still due.
+    const onAbort = () => (waiter.latest ? waiter.settle({ changed: false, handoff: waiter.latest }) : waiter.settle(new BatonError("unavailable", "The client went away.")));
+
+    try {
+      register(threadKey, waiter);
+    } catch (error) {
+      reject(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+
+    getMergedHandoff(threadKey).then(
+      (handoff) => {
+        if (settled) return;
+        // A group read that finished first is at least as new as this one.
+        waiter.latest ??= handoff;
+        waiter.afterPacket ??= handoff.packetId;
+        if (isNews(waiter, waiter.latest)) {
+          waiter.settle({ changed: true, handoff: waiter.latest });
+          return;
+        }
+        timer = setTimeout(() => waiter.settle({ changed: false, handoff: waiter.latest! }), waitMs);
+      },
+      (error: unknown) => waiter.settle(error instanceof Error ? error : new Error(String(error))),
+    );
+  });
+}
+
+export interface WaitRegistryStatus {
+  /** Requests waiting in this process. */
+  waiters: number;
+  /** Threads they wait on. */
+  threads: number;
+  /** True while the registry holds its ledger-feed subscription. */
+  subscribed: boolean;
+  /** Handoff reads made because an event woke a thread's waiters (one per woken thread, not per waiter). */
+  wakeReads: number;
+}
+
+export function waitRegistryStatus(): WaitRegistryStatus {
+  return { waiters: registry.waiters, threads: registry.groups.size, subscribed: registry.unsubscribe !== null, wakeReads: registry.wakeReads };
+}

@@ -1,0 +1,27 @@
+import Database from "better-sqlite3";
+
+type Methods = Record<string, (...args: unknown[]) => unknown>;
+
+/**
+ * For tests: counts every SQL statement any SQLite connection of this process
+ * runs from now until `stop()`. Prisma's adapter, the hot-path executor and
+ * the ledger feed all run theirs through better-sqlite3's Statement (or exec).
+ */
+export function countStatements(): { count: () => number; stop: () => void } {
+  const probe = new Database(":memory:");
+  const statement = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Methods;
+  probe.close();
+  const connection = Database.prototype as unknown as Methods;
+  let count = 0;
+  const restore: (() => void)[] = [];
+  const targets: [Methods, string][] = [[statement, "run"], [statement, "get"], [statement, "all"], [statement, "iterate"], [connection, "exec"]];
+  for (const [target, name] of targets) {
+    const original = target[name]!;
+    target[name] = function (this: unknown, ...args: unknown[]) {
+      count++;
+      return original.apply(this, args);
+    };
+    restore.push(() => (target[name] = original));
+  }
+  return { count: () => count, stop: () => restore.forEach((undo) => undo()) };
+}
