@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { renameSync, writeFileSync } from "node:fs";
-import { lstat, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
@@ -147,6 +147,46 @@ describe("writeBackHandoff", () => {
     expect((await lstat(file)).isSymbolicLink()).toBe(true);
     expect(agentOf(await readFile(real, "utf8"))).toBe(1);
     expect(await readFile(real, "utf8")).toContain('"human"');
+  });
+
+  it("refuses to write through a symlink to a file outside the packet's own folder, leaving both as they were", async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), "baton-writeback-outside-"));
+    try {
+      const target = path.join(outside, "victim.json");
+      await writeFile(target, '{"agent":1}');
+      await symlink(target, file);
+      expect(await writeBackHandoff({ path: file, holdsIngestedVersion: holdsVersion(1), render })).toEqual({ kind: "outside_folder" });
+      expect(await readFile(target, "utf8")).toBe('{"agent":1}');
+      expect((await lstat(file)).isSymbolicLink()).toBe(true);
+      expect(await readdir(outside)).toEqual(["victim.json"]);
+      expect(await batonTempFiles()).toEqual([]);
+
+      // A relative link climbing out is the same.
+      await rm(file);
+      await symlink(path.relative(dir, target), file);
+      expect((await writeBackHandoff({ path: file, holdsIngestedVersion: holdsVersion(1), render })).kind).toBe("outside_folder");
+      expect(await readFile(target, "utf8")).toBe('{"agent":1}');
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("writes through a symlink to a file below its own folder, and into a folder reached through a symlink", async () => {
+    await mkdir(path.join(dir, "kept"));
+    const real = path.join(dir, "kept", "real.json");
+    await writeFile(real, '{"agent":1}');
+    await symlink(real, file);
+    expect(await writeBackHandoff({ path: file, holdsIngestedVersion: holdsVersion(1), render })).toEqual({ kind: "written" });
+    expect(await readFile(real, "utf8")).toContain('"human"');
+
+    // The folder itself is a link (a workspace mounted elsewhere): its real folder is the packet's folder.
+    const linkedFolder = `${dir}-linked`;
+    await symlink(path.join(dir, "kept"), linkedFolder);
+    try {
+      expect(await writeBackHandoff({ path: path.join(linkedFolder, "real.json"), holdsIngestedVersion: (text) => text.includes('"human"'), render })).toEqual({ kind: "written" });
+    } finally {
+      await rm(linkedFolder);
+    }
   });
 
   it("runs write-backs to one path one at a time", async () => {

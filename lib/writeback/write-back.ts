@@ -3,13 +3,16 @@ import { open, realpath, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fsyncDirectory, writeTempFileBeside } from "../fs/atomic-write";
+import { isInside } from "../verdict/safe-path";
 
 export type WriteBackOutcome =
   | { kind: "written" }
   /** The file no longer holds the version Baton ingested; `text` is what it holds now, for the caller to ingest. */
   | { kind: "agent_changed"; text: string }
   /** The file is gone. */
-  | { kind: "missing" };
+  | { kind: "missing" }
+  /** The path is a symlink to a file outside its own folder: Baton writes only inside the packet's folder. */
+  | { kind: "outside_folder" };
 
 export interface WriteBackInput {
   path: string;
@@ -39,13 +42,18 @@ export interface WriteBackInput {
  */
 export async function writeBackHandoff(input: WriteBackInput): Promise<WriteBackOutcome> {
   // Through a symlink to the real file: renaming over the link would replace it with a copy.
-  const file = await realpathIfExists(path.resolve(input.path));
+  const requested = path.resolve(input.path);
+  const file = await realpathIfExists(requested);
   if (!file) return MISSING;
+  // An agent (or anyone who can write its folder) could point the link anywhere Baton may write.
+  const folder = await realpathIfExists(path.dirname(requested));
+  if (!folder || !isInside(folder, file)) return OUTSIDE_FOLDER;
   return serialised(file, () => writeBack(file, input.holdsIngestedVersion, input.render));
 }
 
 const WRITTEN: WriteBackOutcome = { kind: "written" };
 const MISSING: WriteBackOutcome = { kind: "missing" };
+const OUTSIDE_FOLDER: WriteBackOutcome = { kind: "outside_folder" };
 const agentChanged = (text: string): WriteBackOutcome => ({ kind: "agent_changed", text });
 /** Returned when the agent atomically replaced the file with the version we ingested: start over on the new inode. */
 const RETRY = "retry";

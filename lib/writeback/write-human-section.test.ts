@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -252,6 +252,30 @@ describe("write-back of the human section into handoff.json", () => {
       expect(event.data.reason).toMatch(/gone/);
     }
     expect((await getThreadDetail(key)).versions).toHaveLength(1);
+  });
+
+  it("records a skip and writes nothing when handoff.json is a symlink to a file outside its folder", async () => {
+    const { key, dir, file } = await uniqueThread("symlinked-out");
+    const outsideDir = `${dir}-outside`;
+    await mkdir(outsideDir);
+    const target = path.join(outsideDir, "elsewhere.json");
+    const agentText = JSON.stringify({ thread: key, summary: "linked from outside", next_action: "continue" });
+    await writeFile(target, agentText);
+    await symlink(target, file);
+    const ingested = await ingestFile(file);
+
+    await decide(person, key, { kind: "approved", packet_id: ingested.packet_id, base_revision: 0 });
+    await scheduleWriteBack([key]);
+
+    expect(await readFile(target, "utf8")).toBe(agentText);
+    expect(await readdir(outsideDir)).toEqual(["elsewhere.json"]);
+    expect(await readdir(dir)).toEqual(["handoff.json"]);
+    const events = await writeBackEvents(key);
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    for (const event of events) {
+      expect(event).toMatchObject({ kind: "writeback_skipped", versionId: ingested.packet_id, data: { path: file, revision: 1 } });
+      expect(event.data.reason).toMatch(/outside its own folder/);
+    }
   });
 
   it("writes nothing for a packet that came over HTTP, even on a thread that once came from a file", async () => {

@@ -54,6 +54,12 @@ export function scheduleWriteBack(threadKeys: readonly string[]): Promise<void> 
   ).then(() => undefined);
 }
 
+const SKIP_REASONS = {
+  missing: "the file is gone",
+  agent_changed: "the agent changed the file since Baton read it; its new content is ingested instead",
+  outside_folder: "the file is a symlink to a file outside its own folder; Baton writes only inside the packet's folder",
+} as const;
+
 async function writeBackThread(threadKey: string): Promise<void> {
   const db = await database();
   const thread = await db.thread.findUnique({
@@ -76,7 +82,7 @@ async function writeBackThread(threadKey: string): Promise<void> {
     await recordLedgerEvents([{ ...event, kind: "packet_written_back", data: { path: version.sourcePath, revision: human.revision } }]);
     return;
   }
-  const reason = outcome.kind === "missing" ? "the file is gone" : "the agent changed the file since Baton read it; its new content is ingested instead";
+  const reason = SKIP_REASONS[outcome.kind];
   await recordLedgerEvents([{ ...event, kind: "writeback_skipped", data: { path: version.sourcePath, revision: human.revision, reason } }]);
   if (outcome.kind === "agent_changed") await ingestHandoffFile(version.sourcePath);
 }

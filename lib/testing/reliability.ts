@@ -1,0 +1,51 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+/**
+ * Figures the hardening suite measures (bodies sent, statuses, slowest request...),
+ * kept in test-results/reliability/<section>.json; scripts/reliability-report.ts
+ * renders them into docs/reliability.md. A figure recorded again replaces the old one.
+ */
+
+export interface ReliabilityFigure {
+  name: string;
+  value: number | string;
+  note?: string;
+  recorded_at: string;
+}
+
+export interface ReliabilitySection {
+  section: string;
+  figures: ReliabilityFigure[];
+}
+
+export const RELIABILITY_DIR = path.join(process.cwd(), "test-results", "reliability");
+
+const SECTION_NAME = /^[a-z0-9][a-z0-9-]*$/;
+
+export function sectionFile(section: string, dir = RELIABILITY_DIR): string {
+  if (!SECTION_NAME.test(section)) throw new Error(`a reliability section is lower-case words joined by "-", got ${JSON.stringify(section)}`);
+  return path.join(dir, `${section}.json`);
+}
+
+export function readSection(file: string): ReliabilitySection | null {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as ReliabilitySection;
+  } catch {
+    return null;
+  }
+}
+
+export function recordFigure(section: string, name: string, value: number | string, note?: string, dir = RELIABILITY_DIR): void {
+  const file = sectionFile(section, dir);
+  mkdirSync(dir, { recursive: true });
+  const current = readSection(file) ?? { section, figures: [] };
+  const figure: ReliabilityFigure = { name, value, ...(note ? { note } : {}), recorded_at: new Date().toISOString() };
+  const index = current.figures.findIndex((existing) => existing.name === name);
+  if (index >= 0) current.figures[index] = figure;
+  else current.figures.push(figure);
+  // Written beside and renamed: a reader never sees half a file.
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(current, null, 2)}\n`);
+  renameSync(temp, file);
+}

@@ -1,0 +1,70 @@
+import { execFileSync } from "node:child_process";
+import { readdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { readSection, RELIABILITY_DIR, type ReliabilitySection } from "../lib/testing/reliability";
+
+/**
+ * Renders docs/reliability.md from the figures the hardening suite recorded in
+ * test-results/reliability/*.json: one table per section, with the date and the
+ * commit they were measured at. Run after `vitest run lib/hardening`.
+ */
+
+const TITLES: Record<string, string> = {
+  "fuzzed-ingest": "Fuzzed ingest (lib/hardening/fuzz-ingest.test.ts)",
+  limits: "Limits (lib/hardening/limits.test.ts)",
+  paths: "Paths (lib/hardening/paths.test.ts)",
+  access: "Access (lib/hardening/access.test.ts)",
+};
+
+function git(...args: string[]): string {
+  try {
+    return execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return "";
+  }
+}
+
+const cell = (value: unknown) => String(value ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+export function renderReliability(sections: ReliabilitySection[], commit: string, dirty: boolean): string {
+  const lines = [
+    "# Reliability figures",
+    "",
+    "Produced by the hardening suite (`npm run test:hardening`: `vitest run lib/hardening`, then",
+    "`tsx scripts/reliability-report.ts`); do not edit by hand. Requests go through the real route",
+    "handlers called in-process (HTTP semantics without the socket) against a temporary SQLite file.",
+    "",
+    `Commit: \`${commit || "unknown"}\`${dirty ? " (with uncommitted changes)" : ""}`,
+    "",
+  ];
+  for (const section of sections) {
+    const dates = section.figures.map((figure) => figure.recorded_at).sort();
+    lines.push(`## ${TITLES[section.section] ?? section.section}`, "", `Measured ${dates.at(-1)?.slice(0, 10) ?? "never"}.`, "");
+    lines.push("| Figure | Value | Note |", "| --- | ---: | --- |");
+    for (const figure of section.figures) lines.push(`| ${cell(figure.name)} | ${cell(figure.value)} | ${cell(figure.note)} |`);
+    lines.push("");
+  }
+  if (!sections.length) lines.push("No figures recorded yet: run `npm run test:hardening`.", "");
+  return lines.join("\n");
+}
+
+function main(): void {
+  let files: string[] = [];
+  try {
+    files = readdirSync(RELIABILITY_DIR).filter((name) => name.endsWith(".json")).sort();
+  } catch {
+    files = [];
+  }
+  const order = Object.keys(TITLES);
+  const sections = files
+    .map((name) => readSection(path.join(RELIABILITY_DIR, name)))
+    .filter((section): section is ReliabilitySection => section !== null)
+    .sort((a, b) => (order.indexOf(a.section) + 1 || 99) - (order.indexOf(b.section) + 1 || 99));
+  const commit = git("rev-parse", "--short", "HEAD");
+  const dirty = git("status", "--porcelain", "--untracked-files=no") !== "";
+  const out = path.join(process.cwd(), "docs", "reliability.md");
+  writeFileSync(out, renderReliability(sections, commit, dirty));
+  console.log(`wrote ${path.relative(process.cwd(), out)}: ${sections.length} sections, ${sections.reduce((n, s) => n + s.figures.length, 0)} figures`);
+}
+
+main();
