@@ -23,6 +23,9 @@ import { WAIT_EXIT, waitTuning } from "./wait-command";
  * `baton wait` against a real local server running the real routes
  * (GET /api/v1/threads/{key}/handoff, GET /api/v1/board) on a real database file.
  */
+// 200 waiting reads at once with one token, on purpose: the per-token rate limit
+// (decision 021) is off here; freshDatabaseForThisFile reads the environment again.
+process.env.BATON_RATE_LIMIT_PER_MINUTE = "0";
 freshDatabaseForThisFile();
 
 let person: Person;

@@ -38,6 +38,18 @@ const envSchema = z.object({
     .transform((url) => url.replace(/\/+$/, "")),
   /** How long one webhook delivery may take before it counts as failed (and is retried). */
   BATON_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Requests per minute each API token may send, sustained (lib/http/rate-limit.ts); 0 turns the limit off. */
+  BATON_RATE_LIMIT_PER_MINUTE: z.coerce
+    .number({ error: "BATON_RATE_LIMIT_PER_MINUTE must be a number of requests per minute (0 turns the limit off)" })
+    .int()
+    .nonnegative()
+    .default(600),
+  /** Requests a token may send at once after a quiet spell (the bucket's size). */
+  BATON_RATE_LIMIT_BURST: z.coerce
+    .number({ error: "BATON_RATE_LIMIT_BURST must be a number of requests" })
+    .int()
+    .min(1, { error: "BATON_RATE_LIMIT_BURST must be at least 1; set BATON_RATE_LIMIT_PER_MINUTE=0 to turn the limit off" })
+    .default(120),
 });
 
 export type BatonConfig = z.infer<typeof envSchema>;

@@ -12,7 +12,9 @@ import { readSection, RELIABILITY_DIR, type ReliabilitySection } from "../lib/te
 const TITLES: Record<string, string> = {
   "fuzzed-ingest": "Fuzzed ingest (lib/hardening/fuzz-ingest.test.ts)",
   limits: "Limits (lib/hardening/limits.test.ts)",
+  "rate-limit": "Per-token rate limits (lib/hardening/rate-limit.test.ts)",
   paths: "Paths (lib/hardening/paths.test.ts)",
+  secrets: "Secrets (lib/hardening/secrets.test.ts)",
   access: "Access (lib/hardening/access.test.ts)",
 };
 

@@ -185,7 +185,16 @@ export async function startServer(port: number, databaseUrl: string, cpuProfileD
   const nodeFlags = cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`] : [];
   const child = spawn(process.execPath, [...nodeFlags, NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, BATON_DIST_DIR: DIST_DIR, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
+    // All clients share one token: a per-token limit that never bites, so that the bench measures capacity (decision 021).
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      BATON_DIST_DIR: DIST_DIR,
+      NEXT_TELEMETRY_DISABLED: "1",
+      NODE_ENV: "production",
+      BATON_RATE_LIMIT_PER_MINUTE: process.env.BATON_RATE_LIMIT_PER_MINUTE ?? "100000000",
+      BATON_RATE_LIMIT_BURST: process.env.BATON_RATE_LIMIT_BURST ?? "1000000",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];

@@ -11,7 +11,16 @@ const port = process.env.BATON_E2E_PORT ?? "3210";
 // node runs Next directly (not through npx), so a signal sent to this script reaches the server.
 const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, "-H", "127.0.0.1"], {
   stdio: "inherit",
-  env: { ...process.env, DATABASE_URL: E2E_DATABASE_URL, BATON_WATCH_DIRS: E2E_WATCH_DIR, NEXT_TELEMETRY_DISABLED: "1" },
+  env: {
+    ...process.env,
+    DATABASE_URL: E2E_DATABASE_URL,
+    BATON_WATCH_DIRS: E2E_WATCH_DIR,
+    NEXT_TELEMETRY_DISABLED: "1",
+    // A worker's specs share one agent token: a per-token limit that never bites here
+    // (the limit itself is tested in lib/hardening/rate-limit.test.ts; decision 021).
+    BATON_RATE_LIMIT_PER_MINUTE: process.env.BATON_RATE_LIMIT_PER_MINUTE ?? "1000000",
+    BATON_RATE_LIMIT_BURST: process.env.BATON_RATE_LIMIT_BURST ?? "100000",
+  },
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
 server.on("exit", (code) => process.exit(code ?? 0));

@@ -17,20 +17,43 @@ export function pushTargetFromEnv(env: NodeJS.ProcessEnv = process.env): PushTar
   return { url, token };
 }
 
-export async function pushPacketText(target: PushTarget, body: string): Promise<PushOutcome> {
+/** How `baton push` waits out a 429 (a token over its rate limit, decision 021): nothing was stored, so sending again is safe. */
+export interface PushRetry {
+  /** Sends again after a 429 at most this many times. */
+  retries: number;
+  /** Longest wait honoured per retry (a longer Retry-After fails the packet instead). */
+  maxWaitSeconds: number;
+  sleep: (ms: number) => Promise<void>;
+}
+
+const DEFAULT_RETRY: PushRetry = {
+  retries: 5,
+  maxWaitSeconds: 60,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+export async function pushPacketText(target: PushTarget, body: string, retry: PushRetry = DEFAULT_RETRY): Promise<PushOutcome> {
   let response: Response;
-  try {
-    response = await fetch(`${target.url}/api/v1/packets`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${target.token}`,
-        "content-type": "application/json",
-        "baton-source": "cli",
-      },
-      body,
-    });
-  } catch (error) {
-    return { ok: false, status: null, message: `cannot reach ${target.url}: ${(error as Error).message}` };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      response = await fetch(`${target.url}/api/v1/packets`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${target.token}`,
+          "content-type": "application/json",
+          "baton-source": "cli",
+        },
+        body,
+      });
+    } catch (error) {
+      return { ok: false, status: null, message: `cannot reach ${target.url}: ${(error as Error).message}` };
+    }
+    if (response.status !== 429 || attempt >= retry.retries) break;
+    const header = response.headers.get("retry-after") ?? "";
+    const wait = /^\d+$/.test(header.trim()) ? Math.max(1, Number(header.trim())) : 1;
+    if (wait > retry.maxWaitSeconds) break;
+    await response.body?.cancel().catch(() => undefined);
+    await retry.sleep(wait * 1000);
   }
   const payload = (await response.json().catch(() => null)) as Record<string, unknown> | null;
   if (response.status === 200 || response.status === 201) {

@@ -16,6 +16,7 @@ export type Body = string | Uint8Array | ReadableStream<Uint8Array>;
 
 export interface Sent {
   status: number;
+  headers: Headers;
   json: unknown;
   /** PacketVersion, Thread and LedgerEvent rows added by this request. */
   added: { versions: number; threads: number; events: number };
@@ -59,6 +60,7 @@ export async function send(request: Request): Promise<Sent> {
   }
   return {
     status: response.status,
+    headers: response.headers,
     json,
     ms,
     added: { versions: after.versions - before.versions, threads: after.threads - before.threads, events: after.events - before.events },

@@ -2,6 +2,7 @@ import { requirePerson } from "../auth/person";
 import type { Person, Role } from "../auth/roles";
 import { authoriseRead, type Reader } from "../auth/read-access";
 import { authenticateBearer, type AuthenticatedToken, type TokenScope } from "../auth/tokens";
+import { admitTokenRequest } from "./rate-limit";
 import { errorResponse } from "./respond";
 
 interface RouteContext<Params> {
@@ -12,7 +13,10 @@ interface RouteContext<Params> {
 
 /**
  * Wraps an agents' API handler: authenticates the bearer token for `scope`,
- * runs the handler, and turns any error into the one error body.
+ * counts the request against the token's rate limit (429 with Retry-After when
+ * it is over, lib/http/rate-limit.ts), runs the handler, and turns any error
+ * into the one error body. The handler runs only for an admitted request, so
+ * a refused one never reads its body.
  */
 export function apiRoute<Params = Record<string, never>>(
   scope: TokenScope,
@@ -21,6 +25,7 @@ export function apiRoute<Params = Record<string, never>>(
   return async (request: Request, segment: { params: Promise<Params> }): Promise<Response> => {
     try {
       const token = await authenticateBearer(request.headers.get("authorization"), scope);
+      admitTokenRequest(token);
       return await handler({ request, params: await segment.params, token });
     } catch (error) {
       return errorResponse(error);
@@ -28,7 +33,10 @@ export function apiRoute<Params = Record<string, never>>(
   };
 }
 
-/** Wraps a read handler: an API token with packets:read, or a signed-in person (lib/auth/read-access.ts). */
+/**
+ * Wraps a read handler: an API token with packets:read (rate-limited like
+ * apiRoute), or a signed-in person (never rate-limited); lib/auth/read-access.ts.
+ */
 export function readRoute<Params = Record<string, never>>(
   handler: (context: { request: Request; params: Params; reader: Reader }) => Promise<Response>,
 ) {

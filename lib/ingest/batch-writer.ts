@@ -61,9 +61,10 @@ export interface ArrivalTicket {
 }
 
 /**
- * A request announces its packet as soon as it starts, before its body is read
- * and its token checked, so that the writer can wait a moment for it rather
- * than commit (and wait for the disk) once per packet.
+ * A request announces its packet as soon as its token is checked and within
+ * its rate limit, before its body is read, so that the writer can wait a
+ * moment for it rather than commit (and wait for the disk) once per packet.
+ * (A refused request takes no ticket: a flood of them cannot hold up commits.)
  */
 export function announceArrival(): ArrivalTicket {
   queue.arriving++;

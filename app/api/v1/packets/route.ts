@@ -26,13 +26,17 @@ async function storeRequest(request: Request, token: AuthenticatedToken, arrival
   return jsonResponse(body, status);
 }
 
-/** POST /api/v1/packets: one packet, or a batch {"packets": [...]}. */
-export async function POST(request: Request, segment: { params: Promise<Record<string, never>> }): Promise<Response> {
+/**
+ * POST /api/v1/packets: one packet, or a batch {"packets": [...]}. apiRoute
+ * checks the token and its rate limit first: a refused request (401, 403, 429)
+ * never takes an arrival ticket nor reads its body.
+ */
+export const POST = apiRoute("packets:write", async ({ request, token }) => {
   // Announced before the body is read, so that concurrent packets share a commit.
   const arrival = announceArrival();
   try {
-    return await apiRoute("packets:write", ({ token }) => storeRequest(request, token, arrival))(request, segment);
+    return await storeRequest(request, token, arrival);
   } finally {
     arrival.release();
   }
-}
+});
