@@ -270,6 +270,8 @@ function planVersion(
       next_action: canonical.next_action?.text ?? null,
       highest_severity: packet.highestSeverity,
       superseded_on_arrival: !becomesActive,
+      // Only when there were any (decision 020): how many secrets were redacted, and of what kinds.
+      ...(packet.secretsRedacted.count ? { secrets_redacted: packet.secretsRedacted.count, secret_kinds: packet.secretsRedacted.kinds } : {}),
     },
   });
   if (becomesActive && previousActive) {

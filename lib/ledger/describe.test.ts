@@ -9,6 +9,8 @@ describe("describeLedgerEvent", () => {
     expect(say("packet_received", { source: "folder", superseded_on_arrival: true })).toBe(
       "packet received from folder (older than the active one: kept as history)",
     );
+    expect(say("packet_received", { source: "http", secrets_redacted: 3, secret_kinds: ["jwt"] })).toBe("packet received from http; 3 secrets redacted");
+    expect(say("packet_received", { source: "file", secrets_redacted: 1 })).toBe("packet received from file; 1 secret redacted");
     expect(say("packet_superseded")).toBe("packet superseded by a newer one");
   });
 

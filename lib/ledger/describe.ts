@@ -14,7 +14,11 @@ const session = (what: string): Describe => (data) => `${what}${data.note ? `: $
 
 const DESCRIBE: Partial<Record<LedgerEventDto["kind"], Describe>> = {
   packet_received: (data) =>
-    `packet received from ${text(data.source)}${data.superseded_on_arrival ? " (older than the active one: kept as history)" : ""}`,
+    `packet received from ${text(data.source)}${data.superseded_on_arrival ? " (older than the active one: kept as history)" : ""}${
+      typeof data.secrets_redacted === "number" && data.secrets_redacted > 0
+        ? `; ${data.secrets_redacted} secret${data.secrets_redacted === 1 ? "" : "s"} redacted`
+        : ""
+    }`,
   packet_superseded: () => "packet superseded by a newer one",
   thread_reopened: () => "thread re-opened by a new packet",
   thread_archived: (data) => `thread archived: ${text(data.reason)}`,

@@ -1,3 +1,4 @@
+import { redactSecrets } from "../redact/secrets";
 import { packetContentHash } from "./canonical-json";
 import type { CanonicalPacket } from "./canonical";
 import { lintPacket, type Flag } from "./lint";
@@ -16,11 +17,19 @@ export interface PreparedPacket {
   createdAtMs: number | null;
   highestSeverity: Severity | null;
   riskCounts: Record<Severity, number>;
+  /** Secrets replaced by `[redacted:<kind>]` before anything else saw the packet (decision 020). */
+  secretsRedacted: { count: number; kinds: string[] };
 }
 
+/**
+ * Validate, normalise, hash. Secrets are redacted first (lib/redact/secrets.ts), so
+ * what is validated, hashed, stored, served, rendered and announced is the redacted
+ * packet; the caller's value is not modified.
+ */
 export function preparePacket(value: unknown, receivedAtMs: number): PreparedPacket {
-  const input = validatePacket(value);
-  const received = value as Record<string, unknown>;
+  const redaction = redactSecrets(value);
+  const input = validatePacket(redaction.value);
+  const received = redaction.value as Record<string, unknown>;
   const { canonical, notes } = normalisePacket(input, received);
   const contentHash = packetContentHash(received);
   const risks = canonical.open_risks ?? [];
@@ -35,5 +44,6 @@ export function preparePacket(value: unknown, receivedAtMs: number): PreparedPac
     createdAtMs: notes.createdAtMs,
     highestSeverity: highestSeverity(risks.map((risk) => risk.severity)),
     riskCounts,
+    secretsRedacted: { count: redaction.count, kinds: redaction.kinds },
   };
 }

@@ -2,6 +2,7 @@ import { database } from "../db";
 import { latestHumanRevision, sectionOf, type HumanSection } from "../human/section";
 import { recordLedgerEvents } from "../ledger/events";
 import { packetContentHash } from "../packet/canonical-json";
+import { redactSecrets } from "../redact/secrets";
 import { ingestHandoffFile } from "../watch/ingest-file";
 import { writeBackHandoff } from "./write-back";
 
@@ -14,7 +15,11 @@ import { writeBackHandoff } from "./write-back";
  * hash leaves out, so the watcher sees it as the same version (a duplicate).
  */
 
-/** The agent's fields, in the order it wrote them, then Baton's `human` section. */
+/**
+ * The agent's fields, in the order it wrote them, then Baton's `human` section.
+ * Rendered from the file's own text, not from the stored (redacted) packet: the
+ * agent's fields, secrets included, stay in its file as it wrote them.
+ */
 export function renderMerged(agentText: string, human: HumanSection): string {
   const received = JSON.parse(agentText) as Record<string, unknown>;
   const merged: Record<string, unknown> = {};
@@ -25,10 +30,18 @@ export function renderMerged(agentText: string, human: HumanSection): string {
   return `${JSON.stringify(merged, null, 2)}\n`;
 }
 
+/**
+ * Whether the file still holds the stored version. Stored content is redacted
+ * (decision 020), so the file's content is redacted the same way before hashing;
+ * a version stored before redaction existed matches its file's raw hash.
+ */
 function holdsVersion(text: string, contentHash: string): boolean {
   try {
     const parsed: unknown = JSON.parse(text);
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && packetContentHash(parsed as Record<string, unknown>) === contentHash;
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return false;
+    const redacted = redactSecrets(parsed);
+    if (packetContentHash(redacted.value as Record<string, unknown>) === contentHash) return true;
+    return redacted.count > 0 && packetContentHash(parsed as Record<string, unknown>) === contentHash;
   } catch {
     return false;
   }
