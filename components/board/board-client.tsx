@@ -1,5 +1,7 @@
 "use client";
 
+import { useThrottledRefresh } from "@/lib/live/use-throttled-refresh";
+import { isTextField } from "@/lib/browser/text-field";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
@@ -30,26 +32,6 @@ async function fetchBoard(search: string): Promise<BoardDto> {
   return boardDto.parse(await response.json());
 }
 
-/** How often a busy ledger may refetch the board: at most twice a second, the last event always followed. */
-const REFRESH_EVERY_MS = 500;
-
-function useThrottledRefresh(refresh: () => void): () => void {
-  const last = useRef(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  // Clears a pending refresh timer when the board unmounts.
-  useEffect(() => () => {
-    if (timer.current) clearTimeout(timer.current);
-  }, []);
-  return useCallback(() => {
-    if (timer.current) return;
-    const wait = Math.max(0, last.current + REFRESH_EVERY_MS - Date.now());
-    timer.current = setTimeout(() => {
-      timer.current = null;
-      last.current = Date.now();
-      refresh();
-    }, wait);
-  }, [refresh]);
-}
 
 const MOVES: Record<string, [number, number]> = {
   ArrowDown: [0, 1], j: [0, 1],
@@ -99,7 +81,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
   const columns = board?.columns ?? [];
   const onKeyDown = (event: globalThis.KeyboardEvent) => {
     const target = event.target as HTMLElement;
-    const typing = target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA";
+    const typing = isTextField(target);
     if (event.key === "/" && !typing) {
       event.preventDefault();
       searchRef.current?.focus();

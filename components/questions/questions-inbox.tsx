@@ -1,5 +1,7 @@
 "use client";
 
+import { useThrottledRefresh } from "@/lib/live/use-throttled-refresh";
+import { isTextField } from "@/lib/browser/text-field";
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useEffectEvent, useRef, useState } from "react";
 import type { InboxDto, QuestionGroupDto } from "@/lib/human/inbox-dto";
@@ -7,32 +9,9 @@ import { useLedgerStream } from "@/lib/live/use-ledger-stream";
 import { QuestionGroup } from "./question-group";
 import { INBOX_QUERY_KEY, useInbox } from "./use-inbox";
 
-/** How often a busy ledger may refetch the inbox: at most twice a second, the last event always followed. */
-const REFRESH_EVERY_MS = 500;
-
-function useThrottledRefresh(refresh: () => void): () => void {
-  const last = useRef(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  // Clears a pending refresh timer when the inbox unmounts.
-  useEffect(() => () => {
-    if (timer.current) clearTimeout(timer.current);
-  }, []);
-  return useCallback(() => {
-    if (timer.current) return;
-    const wait = Math.max(0, last.current + REFRESH_EVERY_MS - Date.now());
-    timer.current = setTimeout(() => {
-      timer.current = null;
-      last.current = Date.now();
-      refresh();
-    }, wait);
-  }, [refresh]);
-}
 
 const STEPS: Record<string, number> = { j: 1, ArrowDown: 1, k: -1, ArrowUp: -1 };
 
-function isTextField(element: HTMLElement): boolean {
-  return element.tagName === "INPUT" || element.tagName === "TEXTAREA" || element.tagName === "SELECT" || element.isContentEditable;
-}
 
 /** One question of one thread: what an answer is written to. */
 const targetId = (item: { thread_key: string; question_id: string }) => `${item.thread_key}\u0000${item.question_id}`;

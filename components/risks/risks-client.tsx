@@ -1,5 +1,6 @@
 "use client";
 
+import { isTextField } from "@/lib/browser/text-field";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import { sendJson } from "@/lib/browser/send-json";
@@ -12,11 +13,6 @@ import { useRisks } from "./use-risks";
 
 const STEPS: Record<string, number> = { j: 1, ArrowDown: 1, k: -1, ArrowUp: -1 };
 
-/** Keys typed into these are text, not shortcuts (a checkbox is not one of them). */
-function isTextField(element: HTMLElement): boolean {
-  if (element.tagName === "INPUT") return !["checkbox", "radio", "button", "submit"].includes((element as HTMLInputElement).type);
-  return element.tagName === "TEXTAREA" || element.tagName === "SELECT" || element.isContentEditable;
-}
 
 /** Elements whose Space already does something of their own. */
 function ownsSpace(element: HTMLElement): boolean {

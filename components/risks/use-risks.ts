@@ -1,7 +1,8 @@
 "use client";
 
+import { useThrottledRefresh } from "@/lib/live/use-throttled-refresh";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback, useEffect, useRef } from "react";
+import { useCallback } from "react";
 import { useLedgerStream, type LedgerStreamStatus } from "@/lib/live/use-ledger-stream";
 import { riskListDto, type RiskListDto } from "@/lib/risks/dto";
 
@@ -14,26 +15,6 @@ async function fetchRisks(search: string): Promise<RiskListDto> {
   return riskListDto.parse(await response.json());
 }
 
-/** How often a busy ledger may refetch the risks: at most twice a second, the last event always followed. */
-const REFRESH_EVERY_MS = 500;
-
-function useThrottledRefresh(refresh: () => void): () => void {
-  const last = useRef(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  // Clears a pending refresh timer when the list unmounts.
-  useEffect(() => () => {
-    if (timer.current) clearTimeout(timer.current);
-  }, []);
-  return useCallback(() => {
-    if (timer.current) return;
-    const wait = Math.max(0, last.current + REFRESH_EVERY_MS - Date.now());
-    timer.current = setTimeout(() => {
-      timer.current = null;
-      last.current = Date.now();
-      refresh();
-    }, wait);
-  }, [refresh]);
-}
 
 /**
  * The risks list for the URL's filters: as the server rendered it, then as
