@@ -155,5 +155,5 @@ Examples:
 
 async function prepareDatabase(): Promise<void> {
   const { migrateDatabase } = await import("../lib/migrate/index");
-  migrateDatabase();
+  await migrateDatabase();
 }

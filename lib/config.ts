@@ -19,7 +19,7 @@ const envSchema = z.object({
   DATABASE_URL: z
     .string()
     .default("file:./data/baton.db")
-    .refine((url) => url.startsWith("file:") || /^postgres(ql)?:\/\//.test(url), {
+    .refine((url) => url.startsWith("file:") || isPostgresqlUrl(url), {
       message: "DATABASE_URL must be file:PATH (SQLite) or postgresql://... (PostgreSQL)",
     }),
   BATON_WATCH_DIRS: list,
@@ -70,6 +70,15 @@ export function config(): BatonConfig {
 /** Tests and the CLI change the environment between runs. */
 export function resetConfig(): void {
   cached = undefined;
+}
+
+export function isPostgresqlUrl(databaseUrl: string): boolean {
+  return /^postgres(ql)?:\/\//.test(databaseUrl);
+}
+
+/** The URL as it may be printed: a password in it is masked. */
+export function printableDatabaseUrl(databaseUrl: string): string {
+  return databaseUrl.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
 }
 
 export function sqliteFilePath(databaseUrl: string): string {

@@ -4,15 +4,18 @@ import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import type BetterSqlite3 from "better-sqlite3";
 import { PrismaClient, type Prisma } from "./generated/prisma/client";
-import { config, sqliteFilePath } from "./config";
+import { config, isPostgresqlUrl, sqliteFilePath } from "./config";
 import { BatonError } from "./errors";
 
 export type Db = PrismaClient;
 /** The client inside `db.$transaction(async (tx) => ...)`. */
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
+export type Dialect = "sqlite" | "postgresql";
+
 interface DbHolder {
   url: string;
+  dialect: Dialect;
   client: Promise<PrismaClient>;
   /** The SQLite connection under Prisma's adapter (the same one), for the hot paths' statements. */
   connection?: BetterSqlite3.Database;
@@ -43,18 +46,35 @@ async function openSqlite(url: string, opened: DbHolder): Promise<PrismaClient> 
   return client;
 }
 
+/** Connections per instance; PostgreSQL's default max_connections (100) fits several instances. */
+const POSTGRESQL_POOL_SIZE = 10;
+
+async function openPostgresql(url: string): Promise<PrismaClient> {
+  // Loaded only on PostgreSQL: a client generated from prisma/postgresql/schema.prisma,
+  // the same models as the SQLite one (lib/migrate/schema-source.ts), so the same type.
+  const [{ PrismaPg }, generated] = await Promise.all([
+    import("@prisma/adapter-pg"),
+    import("./generated/prisma-postgresql/client"),
+  ]);
+  const adapter = new PrismaPg({ connectionString: url, max: POSTGRESQL_POOL_SIZE });
+  return new generated.PrismaClient({ adapter }) as unknown as PrismaClient;
+}
+
 /** The only Prisma client. */
 export function database(): Promise<PrismaClient> {
   const url = config().DATABASE_URL;
   if (holder.__batonDb?.url !== url) {
-    if (!url.startsWith("file:")) {
-      throw new BatonError("unavailable", "PostgreSQL support is not built yet; use a file: DATABASE_URL.");
-    }
-    const opened: DbHolder = { url, client: Promise.resolve(null as unknown as PrismaClient) };
-    opened.client = openSqlite(url, opened);
+    const dialect: Dialect = isPostgresqlUrl(url) ? "postgresql" : "sqlite";
+    const opened: DbHolder = { url, dialect, client: Promise.resolve(null as unknown as PrismaClient) };
+    opened.client = dialect === "postgresql" ? openPostgresql(url) : openSqlite(url, opened);
     holder.__batonDb = opened;
   }
   return holder.__batonDb.client;
+}
+
+/** Which database the configured DATABASE_URL names. */
+export function databaseDialect(): Dialect {
+  return isPostgresqlUrl(config().DATABASE_URL) ? "postgresql" : "sqlite";
 }
 
 export async function closeDatabase(): Promise<void> {
@@ -69,7 +89,9 @@ export function isUniqueViolation(error: unknown): boolean {
   return record?.code === "P2002" || /Unique constraint|UniqueConstraintViolation/.test(record?.message ?? "");
 }
 
-const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED"]);
+// SQLite's busy codes; PostgreSQL's serialization failure, deadlock and lock timeout
+// (SQLSTATE 40001, 40P01, 55P03; Prisma's P2034 says the same).
+const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "40001", "40P01", "55P03", "P2034"]);
 
 /** True for a database that is busy right now (another writer), worth a retry. */
 export function isBusyError(error: unknown): boolean {
@@ -81,6 +103,7 @@ export function isBusyError(error: unknown): boolean {
     if (typeof record.code === "string" && BUSY_CODES.has(record.code)) return true;
     if (record.kind === "SocketTimeout") return true;
     if (typeof record.originalCode === "string" && BUSY_CODES.has(record.originalCode)) return true;
+    if (typeof record.kind === "string" && /TransactionWriteConflict|SerializationFailure/.test(record.kind)) return true;
     if (typeof record.message === "string" && /SQLITE_BUSY|database is locked|SocketTimeout/.test(record.message)) return true;
     current = record.cause ?? record.meta;
   }
@@ -90,17 +113,32 @@ export function isBusyError(error: unknown): boolean {
 /**
  * Runs `work` in one transaction, retrying a few times when another process
  * holds the write lock; past that, a 503 the client may retry.
- * Every write goes through here: the adapter has one connection per process, so
- * a write outside a transaction joins whichever transaction is open, and is
- * rolled back with it.
+ * Every write goes through here: the SQLite adapter has one connection per
+ * process, so a write outside a transaction joins whichever transaction is
+ * open, and is rolled back with it.
+ *
+ * On PostgreSQL every write transaction first takes one advisory lock, held to
+ * its commit (docs/decisions/023): writers run one at a time, as they do on
+ * SQLite, so every rule written for SQLite (read, decide, write) holds across
+ * instances, and ledger seqs become visible in the order they were taken, which
+ * the live feed and the webhook notifier's cursor rely on.
  */
 const BUSY_ATTEMPTS = 8;
+/** The advisory lock key of Baton's writers ("baton-w" in ASCII). */
+export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
 
 export async function inTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
   const db = await database();
+  const serialised =
+    databaseDialect() === "postgresql"
+      ? async (tx: Tx) => {
+          await tx.$queryRaw`SELECT 1 AS "locked" FROM pg_advisory_xact_lock(${WRITE_LOCK_KEY})`;
+          return work(tx);
+        }
+      : work;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.$transaction(work, { maxWait: 10_000, timeout: 20_000 });
+      return await db.$transaction(serialised, { maxWait: 10_000, timeout: 20_000 });
     } catch (error) {
       if (!isBusyError(error)) throw error;
       if (attempt >= BUSY_ATTEMPTS) {
@@ -153,15 +191,43 @@ function sqliteExecutor(connection: BetterSqlite3.Database): SqlExecutor {
   };
 }
 
+/**
+ * Row values as SQLite hands them out, so that code reading raw rows reads both
+ * databases alike: instants as ISO text, booleans as 0/1, counts (int8) as numbers.
+ */
+function sqliteShaped(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString().replace("Z", "+00:00");
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value === "bigint") return Number(value);
+  return value;
+}
+
+function postgresqlExecutor(client: Db | Tx): SqlExecutor {
+  return {
+    async query<Row>(sql: Prisma.Sql) {
+      const rows = await client.$queryRaw<Record<string, unknown>[]>(sql);
+      return rows.map((row) => {
+        const shaped: Record<string, unknown> = {};
+        for (const [key, value] of Object.entries(row)) shaped[key] = sqliteShaped(value);
+        return shaped as Row;
+      });
+    },
+    async execute(sql: Prisma.Sql) {
+      await client.$executeRaw(sql);
+    },
+  };
+}
+
 const executors = new WeakMap<BetterSqlite3.Database, SqlExecutor>();
 
 /**
  * The executor for statements inside `tx` (or outside any transaction, for
- * reads). On SQLite the adapter has one connection, so `tx` shares it.
+ * reads). On SQLite the adapter has one connection, so `tx` shares it; on
+ * PostgreSQL the statements run on `tx`'s own connection, so a write MUST pass it.
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- `tx` names the transaction the statements belong to.
 export async function sqlExecutor(tx?: Tx): Promise<SqlExecutor> {
-  await database();
+  const db = await database();
+  if (holder.__batonDb?.dialect === "postgresql") return postgresqlExecutor(tx ?? db);
   const connection = holder.__batonDb?.connection;
   if (!connection) throw new Error("the SQLite connection is not open");
   let executor = executors.get(connection);

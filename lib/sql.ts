@@ -1,4 +1,4 @@
-import type { SqlExecutor } from "./db";
+import type { Dialect, SqlExecutor } from "./db";
 import { Prisma } from "./generated/prisma/client";
 
 // Well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters per statement.
@@ -33,3 +33,35 @@ export function updateOnConflict(key: string, columns: readonly string[]): Prism
   const assignments = columns.map((column) => `${identifier(column)} = excluded.${identifier(column)}`).join(", ");
   return Prisma.raw(`ON CONFLICT (${identifier(key)}) DO UPDATE SET ${assignments}`);
 }
+
+/**
+ * The few places where SQLite and PostgreSQL spell a thing differently. Each
+ * takes the dialect from lib/db.ts's `databaseDialect()`; everything else in
+ * Baton's raw SQL is written once, in the subset both accept (quoted
+ * identifiers, ON CONFLICT, RETURNING, TRUE/FALSE).
+ */
+export const dialectSql = {
+  /** A top-level string field of a JSON text column, or NULL. */
+  jsonText(dialect: Dialect, column: string, field: string): Prisma.Sql {
+    if (!/^[a-z_]+$/.test(field)) throw new Error(`a JSON field name of letters and _, got ${field}`);
+    return dialect === "postgresql"
+      ? Prisma.raw(`(${column}::jsonb ->> '${field}')`)
+      : Prisma.raw(`json_extract(${column}, '$.${field}')`);
+  },
+  /** The larger of two values (SQLite's two-argument MAX). */
+  greater(dialect: Dialect, a: string, b: string): Prisma.Sql {
+    return Prisma.raw(dialect === "postgresql" ? `GREATEST(${a}, ${b})` : `MAX(${a}, ${b})`);
+  },
+  /** An instant column as ISO 8601 text (YYYY-MM-DDTHH:MM:SS.mmm), as SQLite stores it. */
+  isoText(dialect: Dialect, column: string): Prisma.Sql {
+    return Prisma.raw(dialect === "postgresql" ? `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS')` : column);
+  },
+  /** A column with SQLite's "do not use an index on this" hint (unary +), which PostgreSQL's planner needs not. */
+  unindexed(dialect: Dialect, column: string): Prisma.Sql {
+    return Prisma.raw(dialect === "postgresql" ? column : `+${column}`);
+  },
+  /** Case-insensitive LIKE for ASCII letters, as SQLite's LIKE is by default. */
+  like(dialect: Dialect): Prisma.Sql {
+    return Prisma.raw(dialect === "postgresql" ? "ILIKE" : "LIKE");
+  },
+};

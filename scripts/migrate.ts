@@ -1,4 +1,4 @@
 import { migrateDatabase } from "../lib/migrate/index";
 
-const applied = migrateDatabase();
+const applied = await migrateDatabase();
 console.log(applied.length ? `applied: ${applied.join(", ")}` : "database is up to date");

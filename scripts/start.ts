@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
 import { migrateDatabase } from "../lib/migrate/index";
-import { config } from "../lib/config";
+import { config, printableDatabaseUrl } from "../lib/config";
 import { buildIfStale } from "./build-if-stale";
 
 // `npm start`: apply pending migrations, build when the sources changed, serve.
-const applied = migrateDatabase();
+const applied = await migrateDatabase();
 if (applied.length) console.log(`baton: applied migrations ${applied.join(", ")}`);
 const url = config().DATABASE_URL;
-console.log(`baton: database ${url.startsWith("file:") ? url : url.replace(/\/\/[^@]*@/, "//***@")}`);
+console.log(`baton: database ${printableDatabaseUrl(url)}`);
 buildIfStale();
 
 const port = process.env.PORT ?? "3000";

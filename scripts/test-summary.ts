@@ -33,6 +33,10 @@ const reports: [string, (file: string) => Counts][] = [
   ["test-results/vitest.json", vitestCounts],
   ["test-results/playwright.json", playwrightCounts],
 ];
+// The PostgreSQL pass (npm run test:postgresql) counts when it was asked for.
+if (process.env.BATON_TEST_POSTGRESQL_URL) {
+  reports.push(["test-results/postgresql/vitest.json", vitestCounts], ["test-results/postgresql/playwright.json", playwrightCounts]);
+}
 for (const [file, read] of reports) {
   if (!existsSync(file)) {
     console.log(`${file}: missing (that suite did not run)`);

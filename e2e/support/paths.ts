@@ -8,7 +8,8 @@ export const E2E_RESULTS = process.env.BATON_E2E_RESULTS ?? "test-results";
 
 /** Where the end-to-end server keeps its database and watched folder; wiped at each run. */
 export const E2E_ROOT = path.resolve(E2E_RESULTS, "e2e-server");
-export const E2E_DATABASE_URL = `file:${path.join(E2E_ROOT, "baton.db")}`;
+/** A SQLite file there, or the PostgreSQL database `npm run test:postgresql` names (recreated at each run). */
+export const E2E_DATABASE_URL = process.env.BATON_E2E_DATABASE_URL || `file:${path.join(E2E_ROOT, "baton.db")}`;
 export const E2E_WATCH_DIR = path.join(E2E_ROOT, "watched");
 
 /** The shared example packets every developer has beside the project (../shared/README.md). */

@@ -1,12 +1,21 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
+import pg from "pg";
+import { isPostgresqlUrl } from "../../lib/config";
 import { migrateDatabase } from "../../lib/migrate/index";
 import { E2E_DATABASE_URL, E2E_ROOT, E2E_WATCH_DIR } from "./paths";
 
 // The app under test: the production build, a fresh database file and a watched folder.
 rmSync(E2E_ROOT, { recursive: true, force: true });
 mkdirSync(E2E_WATCH_DIR, { recursive: true });
-migrateDatabase(E2E_DATABASE_URL);
+if (isPostgresqlUrl(E2E_DATABASE_URL)) {
+  // A fresh install on PostgreSQL too: everything of the last run goes.
+  const client = new pg.Client({ connectionString: E2E_DATABASE_URL });
+  await client.connect();
+  await client.query("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
+  await client.end();
+}
+await migrateDatabase(E2E_DATABASE_URL);
 const port = process.env.BATON_E2E_PORT ?? "3210";
 // node runs Next directly (not through npx), so a signal sent to this script reaches the server.
 const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, "-H", "127.0.0.1"], {

@@ -436,7 +436,7 @@ describe("HumanRevision rows", () => {
     const [row] = await revisionRows(packetId);
     const duplicate = Prisma.sql`INSERT INTO "HumanRevision" ("id", "versionId", "threadId", "revision", "action", "section", "userId", "at")
       VALUES ('hr_duplicate', ${packetId}, ${row!.threadId}, 1, 'approved', '{}', ${operator.id}, ${new Date()})`;
-    await expect(rawWrite(duplicate)).rejects.toThrow(/UNIQUE constraint failed/);
+    await expect(rawWrite(duplicate)).rejects.toThrow(/UNIQUE constraint failed|violates unique constraint/);
   });
 });
 

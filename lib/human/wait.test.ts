@@ -1,11 +1,11 @@
-import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Person } from "../auth/roles";
 import { createFirstAdmin } from "../auth/users";
-import { sqliteFilePath } from "../config";
+import { database } from "../db";
 import { BatonError } from "../errors";
 import { ingestPacket } from "../ingest/ingest";
 import { countStatements } from "../testing/count-statements";
+import { otherConnection } from "../testing/postgresql";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { scheduleWriteBack } from "../writeback/write-human-section";
 import { answer, decide } from "./actions";
@@ -158,21 +158,23 @@ describe("waitForHandoffChange", () => {
     // Past its first read, so that only a wake can answer it.
     expect(await settledWithin(waiting, 150)).toBe("pending");
 
-    // What another Baton process on the same file writes: a revision and its ledger event, no announcement here.
-    const other = new Database(sqliteFilePath(temp().url));
-    const at = new Date().toISOString();
-    const section = { revision: 1, updated_at: at, decision: { kind: "approved", by: "elsewhere", at }, answers: [], questions: [] };
-    const thread = other.prepare(`SELECT "id" FROM "Thread" WHERE "key" = ?`).get(key) as { id: string };
+    // What another Baton process on the same database writes: a revision and its ledger event, no announcement here.
+    const other = await otherConnection(temp().url);
+    const at = new Date();
+    const section = { revision: 1, updated_at: at.toISOString(), decision: { kind: "approved", by: "elsewhere", at: at.toISOString() }, answers: [], questions: [] };
+    const thread = (await (await database()).thread.findUniqueOrThrow({ where: { key } })).id;
     const started = performance.now();
-    other.transaction(() => {
-      other
-        .prepare(`INSERT INTO "HumanRevision" ("id", "versionId", "threadId", "revision", "action", "section", "userId", "at") VALUES (?, ?, ?, 1, 'approved', ?, ?, ?)`)
-        .run(`hr_other_${serial}`, packetId, thread.id, JSON.stringify(section), person.id, at.replace("Z", "+00:00"));
-      other
-        .prepare(`INSERT INTO "LedgerEvent" ("at", "kind", "threadKey", "versionId", "actor", "data") VALUES (?, 'human_approved', ?, ?, 'elsewhere', ?)`)
-        .run(at.replace("Z", "+00:00"), key, packetId, JSON.stringify({ revision: 1, note: null }));
-    })();
-    other.close();
+    await other.transaction([
+      [
+        `INSERT INTO "HumanRevision" ("id", "versionId", "threadId", "revision", "action", "section", "userId", "at") VALUES ($1, $2, $3, 1, 'approved', $4, $5, $6)`,
+        [`hr_other_${serial}`, packetId, thread, JSON.stringify(section), person.id, at],
+      ],
+      [
+        `INSERT INTO "LedgerEvent" ("at", "kind", "threadKey", "versionId", "actor", "data") VALUES ($1, 'human_approved', $2, $3, 'elsewhere', $4)`,
+        [at, key, packetId, JSON.stringify({ revision: 1, note: null })],
+      ],
+    ]);
+    await other.close();
 
     const outcome = await waiting;
     const latencyMs = performance.now() - started;

@@ -1,6 +1,6 @@
 import { BatonError } from "../errors";
 import type { LedgerEventDto, LedgerKind } from "../ledger/events";
-import { subscribeLedger } from "../live/ledger-feed";
+import { ledgerFeedReady, subscribeLedger } from "../live/ledger-feed";
 import { getMergedHandoff } from "../threads/queries";
 import type { HumanSection } from "./section";
 
@@ -183,6 +183,7 @@ export async function waitForHandoffChange(request: WaitRequest): Promise<WaitOu
     const handoff = await getMergedHandoff(threadKey);
     return { changed: isNews(request, handoff), handoff };
   }
+  await ledgerFeedReady();
 
   return new Promise<WaitOutcome>((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;

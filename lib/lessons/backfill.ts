@@ -1,7 +1,7 @@
-import { inTransaction, sqlExecutor, type SqlExecutor } from "../db";
+import { databaseDialect, inTransaction, sqlExecutor, type SqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { canonicalPacketSchema } from "../packet/canonical";
-import { insertRows } from "../sql";
+import { dialectSql, insertRows } from "../sql";
 import { LESSON_WINDOW_DAYS } from "./dto";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "./failed-attempts";
 
@@ -32,7 +32,7 @@ async function readCursor(sql: SqlExecutor): Promise<number> {
 async function saveCursor(sql: SqlExecutor, rowid: number): Promise<void> {
   await sql.execute(Prisma.sql`
     INSERT INTO "WorkerCursor" ("name", "seq") VALUES (${BACKFILL_CURSOR}, ${rowid})
-    ON CONFLICT ("name") DO UPDATE SET "seq" = MAX("seq", excluded."seq")`);
+    ON CONFLICT ("name") DO UPDATE SET "seq" = ${dialectSql.greater(databaseDialect(), '"WorkerCursor"."seq"', 'excluded."seq"')}`);
 }
 
 /** Of `versions`, those that already have FailedAttempt rows (over the seenAt index: seenAt is the version's receivedAt). */
@@ -81,6 +81,9 @@ async function backfillBatch(after: number, upTo: number, since: Date, batchSize
 export async function backfillFailedAttempts(
   options: { now?: Date; batchSize?: number } = {},
 ): Promise<{ versions: number; rows: number }> {
+  // PostgreSQL support began with a schema that has FailedAttempt: ingest wrote every
+  // row there, and SQLite's rowid (this walk's order) does not exist there.
+  if (databaseDialect() === "postgresql") return { versions: 0, rows: 0 };
   const now = options.now ?? new Date();
   const batchSize = options.batchSize ?? BACKFILL_BATCH;
   const since = new Date(now.getTime() - LESSON_WINDOW_DAYS * DAY_MS);

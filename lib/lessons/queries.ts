@@ -1,5 +1,6 @@
-import { sqlExecutor } from "../db";
+import { databaseDialect, sqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
+import { dialectSql } from "../sql";
 import {
   LESSON_THREADS_MAX,
   LESSON_WINDOW_DAYS,
@@ -26,7 +27,7 @@ function textFilter(text: string | undefined, since: Date, until: Date): Prisma.
   if (!text) return Prisma.empty;
   const like = containsPattern(text);
   const fields = ['f."attempt"', 'f."reason"', 't."key"', 't."agent"', 't."project"', 't."branch"', 't."topic"'];
-  const matches = Prisma.join(fields.map((field) => Prisma.sql`${Prisma.raw(field)} LIKE ${like} ESCAPE '\\'`), " OR ");
+  const matches = Prisma.join(fields.map((field) => Prisma.sql`${Prisma.raw(field)} ${dialectSql.like(databaseDialect())} ${like} ESCAPE '\\'`), " OR ");
   return Prisma.sql`AND "fingerprint" IN (
     SELECT f."fingerprint" FROM "FailedAttempt" f JOIN "Thread" t ON t."id" = f."threadId"
     WHERE f."seenAt" >= ${since} AND f."seenAt" <= ${until} AND (${matches}))`;
@@ -76,7 +77,7 @@ async function describeGroups(groups: GroupRow[], inWindow: Prisma.Sql): Promise
         SELECT "fingerprint", "attempt", "reason", "exitCode",
           ROW_NUMBER() OVER (PARTITION BY "fingerprint" ORDER BY "seenAt" DESC, "id" DESC) AS "rank"
         FROM "FailedAttempt" WHERE "fingerprint" IN (${fingerprints}) AND ${inWindow}
-      ) WHERE "rank" = 1`),
+      ) AS "ranked" WHERE "rank" = 1`),
     sql.query<{ fingerprint: string; key: string; agent: string | null; lastSeen: string }>(Prisma.sql`
       SELECT f."fingerprint" AS "fingerprint", t."key" AS "key", t."agent" AS "agent", MAX(f."seenAt") AS "lastSeen"
       FROM "FailedAttempt" f JOIN "Thread" t ON t."id" = f."threadId"

@@ -1,8 +1,9 @@
 import Database from "better-sqlite3";
-import { config, sqliteFilePath } from "../config";
+import { config, isPostgresqlUrl, sqliteFilePath } from "../config";
 import { BatonError } from "../errors";
 import { onLedger } from "../ledger/bus";
 import { toLedgerEventDto, type LedgerEventDto } from "../ledger/events";
+import { PostgresqlLedgerFeed } from "./postgresql-feed";
 
 /**
  * The live feed of the ledger: ONE per process, shared by every open stream.
@@ -22,8 +23,8 @@ import { toLedgerEventDto, type LedgerEventDto } from "../ledger/events";
  * connection on the WAL database sees committed rows only, never blocks a
  * writer, and because SQLite commits one writer at a time, seqs become visible
  * in increasing order: past `MAX(seq) = N`, no event with seq <= N can appear
- * later. (That last property does NOT hold for PostgreSQL sequences; the
- * PostgreSQL issue needs another cursor, e.g. a commit-ordered outbox.)
+ * later. On PostgreSQL the same API is served by lib/live/postgresql-feed.ts
+ * (LISTEN/NOTIFY across instances); call `ledgerFeedReady()` before subscribing.
  *
  * All reads are synchronous (better-sqlite3), and every step (publish, replay,
  * add a subscriber) runs without yielding to the event loop, so there is no
@@ -131,6 +132,60 @@ function stop(): void {
   clearInterval(open.timer);
   open.stopListening();
   open.connection.close();
+}
+
+// The PostgreSQL feed of this process, when DATABASE_URL names PostgreSQL.
+const postgresql = globalThis as unknown as { __batonPostgresqlFeed?: PostgresqlLedgerFeed };
+/** After its last subscriber leaves, the PostgreSQL feed keeps its connection this long. */
+const POSTGRESQL_FEED_LINGER_MS = 30_000;
+
+function postgresqlFeed(): PostgresqlLedgerFeed | null {
+  const url = config().DATABASE_URL;
+  if (!isPostgresqlUrl(url)) return null;
+  let current = postgresql.__batonPostgresqlFeed;
+  if (current && current.options.url !== url) {
+    current.stop();
+    current = undefined;
+  }
+  if (!current) {
+    const created = new PostgresqlLedgerFeed({
+      url,
+      readBatch: FEED_READ_BATCH,
+      maxReplay: MAX_REPLAY_EVENTS,
+      pollMs: FEED_POLL_INTERVAL_MS * 5,
+      lingerMs: POSTGRESQL_FEED_LINGER_MS,
+      toDtos,
+      safely,
+    });
+    created.onIdle = () => {
+      created.stop();
+      if (postgresql.__batonPostgresqlFeed === created) postgresql.__batonPostgresqlFeed = undefined;
+    };
+    current = created;
+    postgresql.__batonPostgresqlFeed = created;
+  }
+  return current;
+}
+
+/**
+ * Resolves when `subscribeLedger` can be called: at once on SQLite; on
+ * PostgreSQL once this process's feed has connected and LISTENs and, with
+ * `caughtUp`, has published what was committed before the call (as SQLite's
+ * feed does while subscribing). Throws (503) when the database cannot be reached.
+ */
+export async function ledgerFeedReady(options: { caughtUp?: boolean } = {}): Promise<void> {
+  const feed = postgresqlFeed();
+  if (!feed) return;
+  try {
+    await feed.start();
+    if (options.caughtUp) await feed.catchUp();
+  } catch (error) {
+    // A failed start is not kept: the next caller tries again.
+    feed.stop();
+    if (postgresql.__batonPostgresqlFeed === feed) postgresql.__batonPostgresqlFeed = undefined;
+    console.error("baton: live feed cannot reach PostgreSQL", error);
+    throw new BatonError("unavailable", "Live updates cannot reach the database right now; retry shortly.", null, 2);
+  }
 }
 
 /** Rows as DTOs; a row that cannot be one (unknown kind, broken JSON) is logged and skipped, never retried forever. */
@@ -249,6 +304,11 @@ export function subscribeLedger(
     throw new RangeError(`afterSeq must be a whole number, 0 or more (got ${afterSeq})`);
   }
   const subscriber: Subscriber = { onEvents, onReset };
+  const onPostgresql = postgresqlFeed();
+  if (onPostgresql) {
+    if (!onPostgresql.running) throw new BatonError("unavailable", "Live updates are starting; retry shortly.", null, 1);
+    return onPostgresql.subscribe(afterSeq, subscriber);
+  }
   try {
     // Catch up first, so that the existing subscribers hear of the newest
     // events before this one joins, and this one replays up to them.
@@ -277,5 +337,9 @@ export interface LedgerFeedStatus {
 }
 
 export function ledgerFeedStatus(): LedgerFeedStatus {
+  const onPostgresql = isPostgresqlUrl(config().DATABASE_URL) ? postgresql.__batonPostgresqlFeed : undefined;
+  if (onPostgresql) {
+    return { subscribers: onPostgresql.subscribers.size, running: onPostgresql.running, seq: onPostgresql.running ? onPostgresql.seq : null };
+  }
   return { subscribers: feed.subscribers.size, running: feed.open !== null, seq: feed.open ? feed.seq : null };
 }

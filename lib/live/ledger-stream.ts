@@ -2,7 +2,7 @@ import { z } from "zod";
 import { BatonError } from "../errors";
 import { errorResponse } from "../http/respond";
 import type { LedgerEventDto } from "../ledger/events";
-import { ledgerFeedStatus, subscribeLedger } from "./ledger-feed";
+import { ledgerFeedReady, ledgerFeedStatus, subscribeLedger } from "./ledger-feed";
 import { authoriseRead } from "../auth/read-access";
 
 /**
@@ -86,6 +86,7 @@ export async function handleStreamRequest(request: Request): Promise<Response> {
     if (openStreams.count >= MAX_STREAMS_PER_PROCESS) {
       throw new BatonError("unavailable", "Too many live streams are open on this server; retry shortly.", null, 5);
     }
+    await ledgerFeedReady({ caughtUp: true });
     return openStream(request, after);
   } catch (error) {
     return errorResponse(error);

@@ -5,23 +5,28 @@ import path from "node:path";
 import { resetConfig } from "../config";
 import { closeDatabase } from "../db";
 import { migrateDatabase } from "../migrate/index";
+import { createPostgresqlDatabase, testsRunOnPostgresql } from "./postgresql";
 
 /**
- * A fresh, migrated SQLite file for one test file: sets DATABASE_URL, and
- * removes the folder when disposed. Tests own their data.
+ * A fresh, migrated database for one test file: a SQLite file in a temporary
+ * folder, or (with BATON_TEST_POSTGRESQL_URL) a PostgreSQL database of its own.
+ * Sets DATABASE_URL; removes both when disposed. Tests own their data; `dir`
+ * is a scratch folder either way.
  */
 export async function useTempDatabase(): Promise<{ dir: string; url: string; dispose: () => Promise<void> }> {
   await closeDatabase();
   const dir = mkdtempSync(path.join(tmpdir(), "baton-test-"));
-  const url = `file:${path.join(dir, "baton.db")}`;
+  const postgresql = testsRunOnPostgresql() ? await createPostgresqlDatabase() : null;
+  const url = postgresql?.url ?? `file:${path.join(dir, "baton.db")}`;
   process.env.DATABASE_URL = url;
   resetConfig();
-  migrateDatabase(url);
+  await migrateDatabase(url);
   return {
     dir,
     url,
     async dispose() {
       await closeDatabase();
+      await postgresql?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

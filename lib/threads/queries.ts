@@ -1,4 +1,4 @@
-import { database } from "../db";
+import { database, databaseDialect } from "../db";
 import { BatonError } from "../errors";
 import type { Prisma } from "../generated/prisma/client";
 import {
@@ -82,6 +82,9 @@ export function filterWhere(filters: ThreadFilters): Prisma.ThreadWhereInput {
   if (filters.severity.length) version.push({ highestSeverity: { in: filters.severity } });
   for (const flag of filters.flag) version.push({ flags: { contains: `"code":"${flag}"` } });
   const text = filters.q;
+  // Case-insensitive on both databases: SQLite's LIKE already is; PostgreSQL needs the
+  // mode, which the (SQLite-generated) client types do not list.
+  const containsText = { contains: text, ...(databaseDialect() === "postgresql" ? { mode: "insensitive" } : {}) } as Prisma.StringFilter;
   return {
     archived: false,
     activeVersionId: { not: null },
@@ -91,13 +94,13 @@ export function filterWhere(filters: ThreadFilters): Prisma.ThreadWhereInput {
     ...(text
       ? {
           OR: [
-            { key: { contains: text } },
-            { agent: { contains: text } },
-            { project: { contains: text } },
-            { branch: { contains: text } },
-            { topic: { contains: text } },
-            { activeVersion: { nextAction: { contains: text } } },
-            { activeVersion: { summary: { contains: text } } },
+            { key: containsText },
+            { agent: containsText },
+            { project: containsText },
+            { branch: containsText },
+            { topic: containsText },
+            { activeVersion: { nextAction: containsText } },
+            { activeVersion: { summary: containsText } },
           ],
         }
       : {}),

@@ -1,5 +1,6 @@
-import { sqlExecutor, type SqlExecutor } from "../db";
+import { databaseDialect, sqlExecutor, type SqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
+import { dialectSql } from "../sql";
 import { describeLedgerEvent } from "../ledger/describe";
 import type { LedgerEventDto } from "../ledger/events";
 import { TIMELINE_FEED_PAGE, timelineFeedDto, type TimelineFeedDto, type TimelineFeedQuery } from "./dto";
@@ -31,7 +32,7 @@ export async function readFeedPage(
   const keys = Prisma.join(page.keys);
   // Few threads: their own events over the (threadKey, seq) index, sorted. Many: the ledger walked
   // back from the cursor (unary + keeps SQLite off the threadKey index), stopping at a page.
-  const byThread = page.keys.length <= LEDGER_INDEXED_KEYS_MAX ? Prisma.sql`"threadKey" IN (${keys})` : Prisma.sql`+"threadKey" IN (${keys})`;
+  const byThread = page.keys.length <= LEDGER_INDEXED_KEYS_MAX ? Prisma.sql`"threadKey" IN (${keys})` : Prisma.sql`${dialectSql.unindexed(databaseDialect(), '"threadKey"')} IN (${keys})`;
   const rows = await sql.query<FeedRow>(Prisma.sql`
     SELECT "seq", "at", "kind", "threadKey", "versionId", "actor", "data" FROM "LedgerEvent"
     WHERE ${byThread} AND "seq" >= ${page.minSeq} ${page.before === undefined ? Prisma.empty : Prisma.sql`AND "seq" < ${page.before}`}

@@ -1,5 +1,6 @@
-import { sqlExecutor, type SqlExecutor } from "../db";
+import { databaseDialect, sqlExecutor, type SqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
+import { dialectSql } from "../sql";
 import { DECISION_KINDS } from "../human/section";
 import { SESSION_EVENT_KINDS } from "../threads/dto";
 import {
@@ -88,9 +89,10 @@ const completePrefix = (prefix: string) => `${prefix}${"0000-00-00T00:00:00.000Z
  */
 async function readSessionTicks(sql: SqlExecutor, threadKeys: string[], minSeq: number, window: TimelineWindow, from: Date, to: Date) {
   // Few threads: over their (threadKey, seq) index (unary + keeps SQLite off the kind index).
-  const kind = threadKeys.length <= LEDGER_INDEXED_KEYS_MAX ? Prisma.sql`+"kind"` : Prisma.sql`"kind"`;
+  const dialect = databaseDialect();
+  const kind = threadKeys.length <= LEDGER_INDEXED_KEYS_MAX ? dialectSql.unindexed(dialect, '"kind"') : Prisma.sql`"kind"`;
   const rows = await sql.query<{ threadKey: string; kind: string; prefix: string; count: number | bigint }>(Prisma.sql`
-    SELECT "threadKey", "kind", substr("at", 1, ${SESSION_TIME_PREFIX[window]}) AS "prefix", COUNT(*) AS "count"
+    SELECT "threadKey", "kind", substr(${dialectSql.isoText(dialect, '"at"')}, 1, ${SESSION_TIME_PREFIX[window]}) AS "prefix", COUNT(*) AS "count"
     FROM "LedgerEvent"
     WHERE "threadKey" IN (${Prisma.join(threadKeys)}) AND "seq" >= ${minSeq} AND ${kind} IN (${Prisma.join(SESSION_EVENT_KINDS)})
       AND "at" >= ${from} AND "at" <= ${to}

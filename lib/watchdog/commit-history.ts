@@ -1,7 +1,8 @@
 import { config } from "../config";
-import { sqlExecutor } from "../db";
+import { databaseDialect, sqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { isNewer } from "../ingest/ordering";
+import { dialectSql } from "../sql";
 
 /**
  * Whether an active packet's `last_known_good_commit` went back to an older
@@ -95,7 +96,7 @@ async function freshCache(): Promise<RegressionCache> {
 async function readRecentCommits(threadId: string): Promise<VersionCommit[]> {
   const sql = await sqlExecutor();
   const rows = await sql.query<VersionRow>(
-    Prisma.sql`SELECT "id", "sortAt", "receivedAt", json_extract("canonicalJson", '$.last_known_good_commit') AS "commit"
+    Prisma.sql`SELECT "id", "sortAt", "receivedAt", ${dialectSql.jsonText(databaseDialect(), '"canonicalJson"', "last_known_good_commit")} AS "commit"
       FROM "PacketVersion" WHERE "threadId" = ${threadId} ORDER BY "sortAt" DESC LIMIT ${COMMIT_HISTORY_WINDOW + 1}`,
   );
   return rows.map((row) => ({

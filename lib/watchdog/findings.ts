@@ -48,7 +48,7 @@ async function readActiveThreads(): Promise<ActiveThreadRow[]> {
   const sql = await sqlExecutor();
   return sql.query<ActiveThreadRow>(
     Prisma.sql`SELECT t."id", t."key", t."project", t."branch", t."topic", v."taskId", t."activeVersionId"
-      FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId" WHERE t."archived" = 0`,
+      FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId" WHERE t."archived" = FALSE`,
   );
 }
 
@@ -152,7 +152,7 @@ export async function recordWatchdogFindings(now: Date = new Date()): Promise<Wa
   const recorded = await inTransaction(async (tx) => {
     const sql = await sqlExecutor(tx);
     const active = await sql.query<{ key: string; activeVersionId: string | null }>(
-      Prisma.sql`SELECT "key", "activeVersionId" FROM "Thread" WHERE "archived" = 0 AND "key" IN (${Prisma.join(keys)})`,
+      Prisma.sql`SELECT "key", "activeVersionId" FROM "Thread" WHERE "archived" = FALSE AND "key" IN (${Prisma.join(keys)})`,
     );
     const seen = await sql.query<{ threadKey: string; versionId: string | null; kind: string }>(
       Prisma.sql`SELECT "threadKey", "versionId", "kind" FROM "LedgerEvent"

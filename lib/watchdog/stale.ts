@@ -55,7 +55,7 @@ async function readCandidates(cutoff: Date): Promise<StaleCandidate[]> {
     Prisma.sql`SELECT t."id", t."key", t."activeVersionId", t."activeReceivedAt", t."lastSessionKind", t."lastSessionAt", t."staleNotifiedFor",
         (SELECT MAX(h."at") FROM "HumanRevision" h WHERE h."versionId" = t."activeVersionId" AND h."action" IN ${DECISION_ACTIONS}) AS "decidedAt"
       FROM "Thread" t
-      WHERE t."archived" = 0 AND t."activeVersionId" IS NOT NULL AND t."activeReceivedAt" < ${cutoff}
+      WHERE t."archived" = FALSE AND t."activeVersionId" IS NOT NULL AND t."activeReceivedAt" < ${cutoff}
         AND (t."lastSessionAt" IS NULL OR t."lastSessionAt" < ${cutoff})`,
   );
   return rows.map((row) => ({
@@ -101,9 +101,9 @@ export function staleSpellOf(candidate: StaleCandidate, now: number, staleMs: nu
 export async function recordStaleSpell(tx: Tx, candidate: StaleCandidate, spell: StaleSpell, now: Date, staleHours: number): Promise<boolean> {
   const updated = await tx.$executeRaw(
     Prisma.sql`UPDATE "Thread" SET "staleNotifiedFor" = ${spell.lastActivity}
-      WHERE "id" = ${candidate.id} AND "archived" = 0 AND "activeVersionId" = ${candidate.activeVersionId}
-        AND "lastSessionAt" IS ${candidate.lastSessionAt}
-        AND "staleNotifiedFor" IS NOT ${spell.lastActivity}
+      WHERE "id" = ${candidate.id} AND "archived" = FALSE AND "activeVersionId" = ${candidate.activeVersionId}
+        AND "lastSessionAt" IS NOT DISTINCT FROM ${candidate.lastSessionAt}
+        AND "staleNotifiedFor" IS DISTINCT FROM ${spell.lastActivity}
         AND NOT EXISTS (SELECT 1 FROM "HumanRevision" h WHERE h."versionId" = ${candidate.activeVersionId}
           AND h."action" IN ${DECISION_ACTIONS} AND h."at" > ${candidate.decidedAt ?? new Date(0)})`,
   );
