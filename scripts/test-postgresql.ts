@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import path from "node:path";
 import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../lib/testing/postgresql";
 
 /**
@@ -9,17 +10,19 @@ import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../lib/testing/po
  */
 
 if (!TEST_POSTGRESQL_URL) {
-  console.error(
-    "test:postgresql: set BATON_TEST_POSTGRESQL_URL to a PostgreSQL role that may create databases, " +
-      "e.g. postgresql://baton:baton@127.0.0.1:5432/postgres (README: Testing on PostgreSQL).",
+  // `npm test` on a machine without PostgreSQL still passes on SQLite; CI sets the URL
+  // (.ci/run), and then scripts/test-summary.ts counts this pass's reports as required.
+  console.log(
+    "test:postgresql: SKIPPED: set BATON_TEST_POSTGRESQL_URL to a PostgreSQL role that may create databases, " +
+      "e.g. postgresql://baton:baton@127.0.0.1:5432/postgres, to run the suite on PostgreSQL too (README: Testing on PostgreSQL).",
   );
-  process.exit(2);
+  process.exit(0);
 }
 
 const RESULTS = "test-results/postgresql";
 
 function run(command: string, args: string[], env: Record<string, string> = {}): number {
-  const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, BATON_RELIABILITY_DIR: path.resolve(RESULTS, "reliability"), ...env } });
   return result.status ?? 1;
 }
 
