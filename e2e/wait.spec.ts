@@ -42,6 +42,13 @@ function batonWait(baseURL: string, token: string, args: string[]): WaitRun {
 }
 
 /** Acts through `click`, and returns how long after the click the command exited, with what it printed. */
+/**
+ * "Soon after the click": a bound for a shared 2-core machine under load, not a speed
+ * target (a quiet run logs a few hundred ms; on PostgreSQL the wake-up also crosses
+ * NOTIFY and one read). The figure itself is printed for each run.
+ */
+const WOKEN_WITHIN_MS = 5_000;
+
 async function actAndMeasure(run: WaitRun, click: () => Promise<void>) {
   await run.ready;
   const clicked = performance.now();
@@ -67,7 +74,7 @@ test("a person approves in the browser: baton wait exits 0 at once, printing the
 
   const result = await actAndMeasure(run, () => page.getByRole("button", { name: new RegExp(`^Approve .*${escape(key)}`) }).click());
   expect(result.code, result.stderr).toBe(0);
-  expect(result.afterClickMs).toBeLessThan(2_500);
+  expect(result.afterClickMs).toBeLessThan(WOKEN_WITHIN_MS);
   const packet = JSON.parse(result.stdout) as { thread: string; human: Record<string, unknown> };
   expect(packet.thread).toBe(key);
   expect(packet.human).toMatchObject({ revision: 1, decision: { kind: "approved", by: "admin" } });
@@ -87,7 +94,7 @@ test("a person intervenes in the browser: baton wait exits 10 with the instructi
 
   const result = await actAndMeasure(run, () => field.press("Enter"));
   expect(result.code, result.stderr).toBe(10);
-  expect(result.afterClickMs).toBeLessThan(2_500);
+  expect(result.afterClickMs).toBeLessThan(WOKEN_WITHIN_MS);
   const packet = JSON.parse(result.stdout) as { human: Record<string, unknown> };
   expect(packet.human).toMatchObject({
     decision: { kind: "intervened", by: "admin" },
@@ -111,7 +118,7 @@ test("a person answers the agent's question in the browser: baton wait --for ans
 
   const result = await actAndMeasure(run, () => send.click());
   expect(result.code, result.stderr).toBe(11);
-  expect(result.afterClickMs).toBeLessThan(2_500);
+  expect(result.afterClickMs).toBeLessThan(WOKEN_WITHIN_MS);
   const packet = JSON.parse(result.stdout) as { human: { answers: unknown[] } };
   expect(packet.human.answers).toEqual([expect.objectContaining({ question_id: "q-region", question, answer: "eu-west first", by: "admin" })]);
   expect(result.stderr).toContain("baton wait: answered by admin: 1 answer");
