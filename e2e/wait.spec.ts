@@ -41,7 +41,6 @@ function batonWait(baseURL: string, token: string, args: string[]): WaitRun {
   return { ready, exited };
 }
 
-/** Acts through `click`, and returns how long after the click the command exited, with what it printed. */
 /**
  * "Soon after the click": a bound for a shared 2-core machine under load, not a speed
  * target (a quiet run logs a few hundred ms; on PostgreSQL the wake-up also crosses
@@ -49,6 +48,7 @@ function batonWait(baseURL: string, token: string, args: string[]): WaitRun {
  */
 const WOKEN_WITHIN_MS = 5_000;
 
+/** Acts through `click`, and returns how long after the click the command exited, with what it printed. */
 async function actAndMeasure(run: WaitRun, click: () => Promise<void>) {
   await run.ready;
   const clicked = performance.now();
