@@ -2,7 +2,7 @@
  * bench:board: how fast is the board with 1,000 active threads, and does it stay
  * fast when their history grows tenfold?
  *
- * Builds (into .next-bench) if stale, migrates a fresh SQLite file, and seeds it
+ * Builds (into .next-bench) if stale, migrates a fresh database, and seeds it
  * through the real ingest path (bench/lib/seed-board.ts, in a child process, no
  * server running): BENCH_THREADS threads x BENCH_VERSIONS versions, about 2 KB and
  * 3 risks each, whose active versions fill the needs-you (40 %), ready (40 %) and
@@ -25,18 +25,24 @@
  * target is judged on an interleaved comparison: a copy of the database taken
  * before the history, served on BENCH_PORT+1, and the server after it, asked in
  * turn (the sequential ratio is printed too).
+ *
+ * The database: a fresh SQLite file in a temp folder (DATABASE_URL=file:... is
+ * ignored), or with DATABASE_URL=postgresql://... a NEW database baton_bench_<run id>
+ * on that server, and its copy before the history (CREATE DATABASE ... TEMPLATE),
+ * both DROPPED at the end; the database the URL names is only where the run connects
+ * to create and drop them (the role needs CREATEDB). The same figures on both.
  * Prints a table with PASS/MISS per target and writes bench/results/board-latest.json.
  *
  * Env: BENCH_PORT (3301; BENCH_PORT+1 is used too), BENCH_THREADS (1000), BENCH_VERSIONS (20),
  * BENCH_HISTORY_FACTOR (10), BENCH_API_REQUESTS (30, after 5 warm-ups),
  * BENCH_RENDER_REQUESTS (15, after 3 warm-ups), BENCH_BROWSER_RUNS (3),
  * BENCH_CPU_PROF_DIR (unset: no server CPU profile; set: one profile per server
- * start, summarised at the end). DATABASE_URL is ignored: the run always seeds a fresh file.
+ * start, summarised at the end); DATABASE_URL (above).
  * Exit: 0 measured cleanly (whatever PASS/MISS says), 1 could not set up or run,
  * 2 measured, but with failed requests or data that is not what was seeded.
  */
 import { randomBytes } from "node:crypto";
-import { copyFileSync, existsSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -46,9 +52,12 @@ import { launchChromium, measureFirstView, type FirstView } from "./lib/browser"
 import { percentile, runInterleaved, runSequential, type SequenceResult } from "./lib/load";
 import { profilesIn, summariseProfile } from "./lib/profile";
 import { fixed, formatTable, gitRevision, portFromEnv, positiveNumber, verdict, writeJson } from "./lib/report";
+import { createOwnDatabase, type OwnDatabase } from "./lib/postgresql";
 import { seedBoard } from "./lib/seeding";
 import {
   buildIfStale,
+  chooseDatabase,
+  cleanUpDatabase,
   cpuMs,
   createPerson,
   createToken,
@@ -61,11 +70,11 @@ import {
   signIn,
   startServer,
   stopServer,
-  tempSqliteDatabase,
+  type BenchDatabase,
   type BenchPerson,
   type RunningServer,
 } from "./lib/server";
-import { databaseStats, type DatabaseStats } from "./lib/sqlite";
+import { databaseCpu, databaseStats, type DatabaseStats } from "./lib/stats";
 
 const TARGET_API_P50_MS = 150;
 const TARGET_LCP_MS = 1500;
@@ -134,15 +143,14 @@ async function seedPhase(
   plan: BoardPlan,
   from: number,
   to: number,
-  databaseUrl: string,
-  sqliteFile: string,
+  database: BenchDatabase,
   signal: AbortSignal,
   findings: Findings,
 ): Promise<SeedPhase> {
   const packets = (to - from) * plan.threads;
   console.log(`bench: seeding ${name}: versions ${from}..${to - 1} of ${plan.threads} threads = ${packets} packets, ${SEED_CHUNK} at a time...`);
-  const summary = await seedBoard({ plan, from, to, chunk: SEED_CHUNK }, databaseUrl, signal);
-  const stats = databaseStats(sqliteFile);
+  const summary = await seedBoard({ plan, from, to, chunk: SEED_CHUNK }, database.url, signal);
+  const stats = await databaseStats(database);
   const { rows } = stats;
   console.log(
     `bench: seeded ${summary.packets} packets in ${summary.seconds.toFixed(1)} s (${(summary.packets / summary.seconds).toFixed(0)}/s, ` +
@@ -172,25 +180,30 @@ interface CpuWindow {
   serverMs: number;
   clientMs: number;
   machineMs: number;
+  /** The PostgreSQL backends of `databases` (stats.ts, databaseCpu), each; NaN on SQLite, which runs inside the server. */
+  databaseMs: number[];
   seconds: number;
 }
 
-async function withCpu<T>(server: RunningServer, work: () => Promise<T>): Promise<{ value: T; cpu: CpuWindow }> {
+/** What `ms` leaves for other processes: database time that could not be measured counts as 0. */
+const known = (ms: number) => (Number.isFinite(ms) ? ms : 0);
+
+async function withCpu<T>(server: RunningServer, databases: BenchDatabase[], work: () => Promise<T>): Promise<{ value: T; cpu: CpuWindow }> {
+  const dbCpu = await Promise.all(databases.map((database) => databaseCpu(database)));
   const serverBefore = cpuMs(server.pid);
   const clientBefore = process.cpuUsage();
   const machineBefore = machineBusyMs();
   const started = performance.now();
   const value = await work();
   const client = process.cpuUsage(clientBefore);
-  return {
-    value,
-    cpu: {
-      serverMs: cpuMs(server.pid) - serverBefore,
-      clientMs: (client.user + client.system) / 1000,
-      machineMs: machineBusyMs() - machineBefore,
-      seconds: (performance.now() - started) / 1000,
-    },
+  const cpu = {
+    serverMs: cpuMs(server.pid) - serverBefore,
+    clientMs: (client.user + client.system) / 1000,
+    machineMs: machineBusyMs() - machineBefore,
+    seconds: (performance.now() - started) / 1000,
   };
+  const databaseMs = await Promise.all(dbCpu.map((db) => (db ? db.since() : Promise.resolve(NaN))));
+  return { value, cpu: { ...cpu, databaseMs } };
 }
 
 interface SequencePhase {
@@ -202,7 +215,9 @@ interface SequencePhase {
   ttfbP50: number;
   errors: number;
   serverCpuMsPerRequest: number;
-  /** Share of the machine's CPU (all cores) that processes other than the server and this one used meanwhile. */
+  /** The database server's per request (PostgreSQL backends); NaN on SQLite, where it is part of the server's. */
+  databaseCpuMsPerRequest: number;
+  /** Share of the machine's CPU (all cores) that processes other than the server, the database's backends and this one used meanwhile. */
   othersCpuShare: number;
 }
 
@@ -210,12 +225,14 @@ interface SequencePhase {
 async function measureSequence(
   name: string,
   server: RunningServer,
+  database: BenchDatabase,
   options: { port: number; path: string; headers: Record<string, string>; warmups: number; requests: number; signal: AbortSignal },
 ): Promise<SequencePhase> {
   const common = { port: options.port, path: options.path, headers: options.headers, okStatus: 200, signal: options.signal };
   const warm = await runSequential({ ...common, warmups: options.warmups, requests: 0 });
-  const { value: result, cpu } = await withCpu(server, () => runSequential({ ...common, warmups: 0, requests: options.requests }));
-  const othersMs = cpu.machineMs - cpu.serverMs - cpu.clientMs;
+  const { value: result, cpu } = await withCpu(server, [database], () => runSequential({ ...common, warmups: 0, requests: options.requests }));
+  const databaseMs = cpu.databaseMs[0] ?? NaN;
+  const othersMs = cpu.machineMs - cpu.serverMs - cpu.clientMs - known(databaseMs);
   result.warmupErrors = warm.warmupErrors;
   return {
     name,
@@ -226,6 +243,7 @@ async function measureSequence(
     ttfbP50: percentile(result.ttfb, 50),
     errors: Object.values(result.errors).reduce((sum, n) => sum + n, 0) + result.warmupErrors,
     serverCpuMsPerRequest: result.requests ? cpu.serverMs / result.requests : NaN,
+    databaseCpuMsPerRequest: result.requests ? databaseMs / result.requests : NaN,
     othersCpuShare: Math.max(0, othersMs) / (cpu.seconds * 1000 * os.cpus().length),
   };
 }
@@ -239,12 +257,13 @@ interface ApiPhase extends SequencePhase {
 async function measureApi(
   name: string,
   server: RunningServer,
+  database: BenchDatabase,
   settings: Settings,
   token: string,
   signal: AbortSignal,
   findings: Findings,
 ): Promise<ApiPhase> {
-  const phase = await measureSequence(name, server, {
+  const phase = await measureSequence(name, server, database, {
     port: settings.port,
     path: "/api/v1/board",
     headers: { authorization: `Bearer ${token}`, accept: "application/json" },
@@ -285,12 +304,13 @@ interface RenderPhase extends SequencePhase {
 async function measureRender(
   name: string,
   server: RunningServer,
+  database: BenchDatabase,
   settings: Settings,
   session: Session,
   signal: AbortSignal,
   findings: Findings,
 ): Promise<RenderPhase> {
-  const phase = await measureSequence(name, server, {
+  const phase = await measureSequence(name, server, database, {
     port: settings.port,
     path: "/",
     headers: { accept: "text/html", cookie: `${session.name}=${session.value}` },
@@ -401,7 +421,7 @@ interface ServerRun {
 async function measureServer(
   label: string,
   settings: Settings,
-  databaseUrl: string,
+  database: BenchDatabase,
   token: string,
   person: BenchPerson,
   withBrowser: boolean,
@@ -411,14 +431,14 @@ async function measureServer(
   andThen?: (server: RunningServer) => Promise<void>,
 ): Promise<ServerRun> {
   // Stopped in the finally below: no server outlives its measurements (or a failure).
-  const server = await startServer(settings.port, databaseUrl, settings.cpuProfileDir);
+  const server = await startServer(settings.port, database.url, settings.cpuProfileDir);
   console.log(`bench: server pid ${server.pid} on 127.0.0.1:${settings.port} (${label}); load avg ${os.loadavg().map((n) => n.toFixed(2)).join(" ")}`);
   let browser: Browser | null = null;
   try {
     const session = await signIn(settings.port, person);
-    const api = await measureApi(`board API (${label})`, server, settings, token, signal, findings);
+    const api = await measureApi(`board API (${label})`, server, database, settings, token, signal, findings);
     console.log(`bench: board API (${label}): p50 ${fixed(api.p50, 1)} ms, p95 ${fixed(api.p95, 1)} ms, ${api.total} cards, ${api.result.bytes.max} bytes`);
-    const render = await measureRender(`render / (${label})`, server, settings, session, signal, findings);
+    const render = await measureRender(`render / (${label})`, server, database, settings, session, signal, findings);
     console.log(`bench: render / (${label}): p50 ${fixed(render.p50, 1)} ms, p95 ${fixed(render.p95, 1)} ms, ${render.result.bytes.max} bytes of HTML`);
     let browserPhase: BrowserPhase | null = null;
     if (withBrowser) {
@@ -453,20 +473,21 @@ interface Interleaved {
  */
 async function compareInterleaved(
   settings: Settings,
-  snapshotUrl: string,
+  snapshotDatabase: BenchDatabase,
   afterServer: RunningServer,
+  afterDatabase: BenchDatabase,
   token: string,
   signal: AbortSignal,
   findings: Findings,
 ): Promise<Interleaved> {
   const port = settings.port + 1;
   const headers = { authorization: `Bearer ${token}`, accept: "application/json" };
-  const snapshot = await startServer(port, snapshotUrl, settings.cpuProfileDir);
+  const snapshot = await startServer(port, snapshotDatabase.url, settings.cpuProfileDir);
   console.log(`bench: server pid ${snapshot.pid} on 127.0.0.1:${port} (copy of the database before the history), for an interleaved comparison`);
   try {
     const warm = await runSequential({ port, path: "/api/v1/board", headers, warmups: API_WARMUPS, requests: 0, okStatus: 200, signal });
     const cpuBefore = { snapshot: cpuMs(snapshot.pid), after: cpuMs(afterServer.pid) };
-    const { value: results, cpu } = await withCpu(afterServer, () =>
+    const { value: results, cpu } = await withCpu(afterServer, [snapshotDatabase, afterDatabase], () =>
       runInterleaved({
         targets: [
           { port, path: "/api/v1/board", headers },
@@ -481,8 +502,10 @@ async function compareInterleaved(
     before.warmupErrors = warm.warmupErrors;
     const snapshotMs = cpuMs(snapshot.pid) - cpuBefore.snapshot;
     const afterMs = cpuMs(afterServer.pid) - cpuBefore.after;
-    const othersShare = Math.max(0, cpu.machineMs - snapshotMs - afterMs - cpu.clientMs) / (cpu.seconds * 1000 * os.cpus().length);
-    const phase = (name: string, result: SequenceResult, serverMs: number): SequencePhase => ({
+    const [snapshotDbMs = NaN, afterDbMs = NaN] = cpu.databaseMs;
+    const othersMs = cpu.machineMs - snapshotMs - afterMs - cpu.clientMs - known(snapshotDbMs) - known(afterDbMs);
+    const othersShare = Math.max(0, othersMs) / (cpu.seconds * 1000 * os.cpus().length);
+    const phase = (name: string, result: SequenceResult, serverMs: number, databaseMs: number): SequencePhase => ({
       name,
       result,
       warmups: API_WARMUPS,
@@ -491,12 +514,13 @@ async function compareInterleaved(
       ttfbP50: percentile(result.ttfb, 50),
       errors: Object.values(result.errors).reduce((sum, n) => sum + n, 0) + result.warmupErrors,
       serverCpuMsPerRequest: result.requests ? serverMs / result.requests : NaN,
+      databaseCpuMsPerRequest: result.requests ? databaseMs / result.requests : NaN,
       othersCpuShare: othersShare,
     });
     const pair: Interleaved = {
       pid: snapshot.pid,
-      before: phase("board API interleaved: before", before, snapshotMs),
-      after: phase(`board API interleaved: x${settings.historyFactor}`, after, afterMs),
+      before: phase("board API interleaved: before", before, snapshotMs, snapshotDbMs),
+      after: phase(`board API interleaved: x${settings.historyFactor}`, after, afterMs, afterDbMs),
       ratio: NaN,
       cpuRatio: NaN,
     };
@@ -548,7 +572,7 @@ function targetsFor(before: ServerRun, interleaved: Interleaved): Outcome["targe
   ];
 }
 
-function printReport(outcome: Outcome, findings: Findings): void {
+function printReport(outcome: Outcome, findings: Findings, database: BenchDatabase): void {
   const { before, after } = outcome;
   const percent = (share: number) => `${fixed(share * 100, 0)}%`;
   console.log("");
@@ -571,7 +595,7 @@ function printReport(outcome: Outcome, findings: Findings): void {
   const sequences = [before.api, before.render, after.api, after.render, outcome.interleaved.before, outcome.interleaved.after];
   console.log(
     formatTable(
-      ["requests, one at a time", "n", "errors", "p50 ms", "p95 ms", "max ms", "TTFB p50 ms", "bytes", "srv CPU ms/req", "others CPU"],
+      ["requests, one at a time", "n", "errors", "p50 ms", "p95 ms", "max ms", "TTFB p50 ms", "bytes", "srv CPU ms/req", "db CPU ms/req", "others CPU"],
       sequences.map((phase) => [
         phase.name,
         String(phase.result.requests),
@@ -582,6 +606,7 @@ function printReport(outcome: Outcome, findings: Findings): void {
         fixed(phase.ttfbP50, 1),
         String(phase.result.bytes.max),
         fixed(phase.serverCpuMsPerRequest, 1),
+        database.dialect === "sqlite" ? "in srv" : fixed(phase.databaseCpuMsPerRequest, 1),
         percent(phase.othersCpuShare),
       ]),
     ),
@@ -620,7 +645,11 @@ function printReport(outcome: Outcome, findings: Findings): void {
   console.log(formatTable(["target", "wanted", "measured", ""], outcome.targets.map((t) => [t.name, t.target, t.actual, verdict(t.pass)])));
   console.log("");
   console.log(`load avg at end: ${os.loadavg().map((n) => n.toFixed(2)).join(" ")} on ${os.cpus().length} CPUs; history seeded OLDER than the active versions (cards unchanged)`);
-  console.log("caveat: the client, the server and Chromium share the CPUs; 'others CPU' is the machine share other processes took meanwhile");
+  console.log(`database: ${database.description}`);
+  console.log(
+    "caveat: the client, the server and Chromium share the CPUs; 'others CPU' is the machine share other processes took meanwhile" +
+      (database.dialect === "postgresql" ? " (PostgreSQL's background processes included; its backends for this run are 'db CPU')" : ""),
+  );
   for (const note of findings.notes) console.log(`note: ${note}`);
   if (findings.problems.length) {
     console.log(`\n!!! ${findings.problems.length} problem(s): these figures are NOT a clean measurement.`);
@@ -645,6 +674,7 @@ function sequenceJson(phase: SequencePhase) {
     ttfb_ms_p50: phase.ttfbP50,
     bytes: phase.result.bytes,
     server_cpu_ms_per_request: phase.serverCpuMsPerRequest,
+    database_cpu_ms_per_request: Number.isFinite(phase.databaseCpuMsPerRequest) ? phase.databaseCpuMsPerRequest : null,
     other_processes_cpu_share: phase.othersCpuShare,
   };
 }
@@ -667,13 +697,13 @@ function serverRunJson(run: ServerRun) {
   };
 }
 
-function resultsJson(outcome: Outcome, settings: Settings, findings: Findings, loadBefore: number[]) {
+function resultsJson(outcome: Outcome, settings: Settings, findings: Findings, loadBefore: number[], database: BenchDatabase) {
   return {
     finished_at: new Date().toISOString(),
     revision: gitRevision(),
     settings: { ...settings, seed_chunk: SEED_CHUNK, api_warmups: API_WARMUPS, render_warmups: RENDER_WARMUPS, pages_signed_in_as: PERSON_ROLE },
     machine: { cpus: os.cpus().length, node: process.version, load_avg_before: loadBefore, load_avg_after: os.loadavg() },
-    database: "fresh SQLite (temp folder)",
+    database: { dialect: database.dialect, what: database.description },
     seeded: {
       thread_kinds: Object.fromEntries(THREAD_KINDS.map((kind) => [kind, KIND_COLUMN[kind]])),
       history: "older than the active versions: every card and column stays the same",
@@ -725,6 +755,25 @@ function printProfiles(dir: string, sinceMs: number, labels: Map<number, string>
   }
 }
 
+/**
+ * A copy of the database as it is now, for the interleaved comparison: a file beside
+ * it (removed with its temp folder), or on PostgreSQL a database made from it as a
+ * template (<name>_before, dropped like it). Nothing may have the database open.
+ */
+async function copyOf(database: BenchDatabase): Promise<BenchDatabase> {
+  if (database.postgresql) {
+    const { serverUrl, own } = database.postgresql;
+    const copy: OwnDatabase = await createOwnDatabase(serverUrl, `${own.name}_before`, own.name);
+    return { ...database, url: copy.url, postgresql: { serverUrl, own: copy }, description: `PostgreSQL database ${copy.name}, a copy of ${own.name}` };
+  }
+  if (!database.sqliteFile || !database.tempDir) throw new Error("the board benchmark runs on a SQLite file of its own");
+  const file = path.join(database.tempDir, "before-history.db");
+  copyFileSync(database.sqliteFile, file);
+  if (existsSync(`${database.sqliteFile}-wal`)) copyFileSync(`${database.sqliteFile}-wal`, `${file}-wal`);
+  // Removed with the original's temp folder.
+  return { ...database, url: `file:${file}`, sqliteFile: file, tempDir: null, description: `SQLite copy ${file}` };
+}
+
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<number> {
@@ -740,8 +789,8 @@ async function main(): Promise<number> {
 
   const restored = buildIfStale();
   if (restored.length) console.log(`bench: put back ${restored.join(", ")} as before the build (next build points them at ${DIST_DIR})`);
-  if (process.env.DATABASE_URL) console.log("bench: DATABASE_URL is ignored: this benchmark seeds a fresh SQLite file");
-  const database = tempSqliteDatabase();
+  const database = await chooseDatabase(runId, false);
+  let snapshot: BenchDatabase | null = null;
   const profileLabels = new Map<number, string>();
   try {
     const migration = migrate(database.url);
@@ -749,24 +798,23 @@ async function main(): Promise<number> {
     const person: BenchPerson = { username: `bench-${runId}`, password: randomBytes(24).toString("base64url"), role: PERSON_ROLE };
     createPerson(database.url, person);
     console.log(
-      `bench: ${settings.threads} threads x ${settings.versions} versions, then x${settings.historyFactor} history; fresh SQLite in ${database.tempDir} (${migration}); ` +
-        `load avg ${loadBefore.map((n) => n.toFixed(2)).join(" ")} on ${os.cpus().length} CPUs`,
+      `bench: ${settings.threads} threads x ${settings.versions} versions, then x${settings.historyFactor} history; ${database.description} (${migration}); ` +
+        `load avg at start ${loadBefore.map((n) => n.toFixed(2)).join(" ")} on ${os.cpus().length} CPUs`,
     );
     const plan: BoardPlan = { runId, threads: settings.threads, versions: settings.versions, nowMs: startedAt };
     const seeds: SeedPhase[] = [];
-    seeds.push(await seedPhase("active", plan, 0, settings.versions, database.url, database.sqliteFile, signal, findings));
+    seeds.push(await seedPhase("active", plan, 0, settings.versions, database, signal, findings));
     // A copy as it is before the history, for the interleaved comparison at the end (taken while nothing has it open).
-    const snapshotFile = path.join(database.tempDir, "before-history.db");
-    copyFileSync(database.sqliteFile, snapshotFile);
-    if (existsSync(`${database.sqliteFile}-wal`)) copyFileSync(`${database.sqliteFile}-wal`, `${snapshotFile}-wal`);
-    const before = await measureServer("before history", settings, database.url, token, person, true, signal, findings);
+    snapshot = await copyOf(database);
+    const before = await measureServer("before history", settings, database, token, person, true, signal, findings);
     profileLabels.set(before.pid, "before the history (board API, render of /, browser)");
     seeds.push(
-      await seedPhase("older history", plan, settings.versions, settings.versions * settings.historyFactor, database.url, database.sqliteFile, signal, findings),
+      await seedPhase("older history", plan, settings.versions, settings.versions * settings.historyFactor, database, signal, findings),
     );
     const pair: { value?: Interleaved } = {};
-    const after = await measureServer(`after x${settings.historyFactor} history`, settings, database.url, token, person, false, signal, findings, async (server) => {
-      pair.value = await compareInterleaved(settings, `file:${snapshotFile}`, server, token, signal, findings);
+    const copy = snapshot;
+    const after = await measureServer(`after x${settings.historyFactor} history`, settings, database, token, person, false, signal, findings, async (server) => {
+      pair.value = await compareInterleaved(settings, copy, server, database, token, signal, findings);
     });
     const interleaved = pair.value;
     if (!interleaved) throw new Error("the interleaved comparison did not run");
@@ -777,12 +825,13 @@ async function main(): Promise<number> {
     const cpuRatio = after.api.serverCpuMsPerRequest / before.api.serverCpuMsPerRequest;
     noteNoise([before.api, before.render, after.api, after.render], findings);
     const outcome: Outcome = { seeds, before, after, ratio, cpuRatio, interleaved, targets: targetsFor(before, interleaved) };
-    printReport(outcome, findings);
-    writeJson(RESULTS_FILE, resultsJson(outcome, settings, findings, loadBefore));
+    printReport(outcome, findings, database);
+    writeJson(RESULTS_FILE, resultsJson(outcome, settings, findings, loadBefore, database));
     console.log(`results: ${path.relative(ROOT, RESULTS_FILE)}`);
     return findings.problems.length ? 2 : 0;
   } finally {
-    rmSync(database.tempDir, { recursive: true, force: true });
+    if (snapshot) await cleanUpDatabase(snapshot);
+    await cleanUpDatabase(database);
     if (settings.cpuProfileDir) {
       printProfiles(settings.cpuProfileDir, startedAt, profileLabels);
       console.log(`bench: server CPU profiles written to ${settings.cpuProfileDir}`);

@@ -4,7 +4,9 @@ import { performance } from "node:perf_hooks";
 /**
  * A closed-loop load generator: `concurrency` clients on keep-alive sockets,
  * each sending its next request as soon as the previous answer arrives, until
- * the deadline. Runs in this process, so it shares the CPUs with the server.
+ * the deadline. Several servers (`ports`) take the requests in turn (round
+ * robin, as a load balancer would). Runs in this process, so it shares the CPUs
+ * with the servers.
  */
 
 /** A safety bound on requests per phase, far above what 2 cores can serve. */
@@ -13,7 +15,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const ERROR_SAMPLES = 5;
 
 export interface LoadOptions {
-  port: number;
+  /** The servers on 127.0.0.1, sent requests in turn. */
+  ports: number[];
   path: string;
   token: string;
   seconds: number;
@@ -44,12 +47,12 @@ interface Outcome {
   detail?: string;
 }
 
-function send(agent: http.Agent, options: LoadOptions, payload: string): Promise<Outcome> {
+function send(agent: http.Agent, options: LoadOptions, port: number, payload: string): Promise<Outcome> {
   return new Promise((resolve) => {
     const request = http.request(
       {
         host: "127.0.0.1",
-        port: options.port,
+        port,
         path: options.path,
         method: "POST",
         agent,
@@ -82,12 +85,15 @@ function send(agent: http.Agent, options: LoadOptions, payload: string): Promise
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  if (!options.ports.length) throw new Error("runLoad: no server to send to");
+  // maxSockets counts per server: every client may hold a socket to each.
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
   const errorSamples: string[] = [];
   const sizes = { min: Infinity, max: 0, total: 0 };
   let sent = 0;
+  let turn = 0;
   const started = performance.now();
   const deadline = started + options.seconds * 1000;
 
@@ -100,7 +106,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       sizes.max = Math.max(sizes.max, bytes);
       sizes.total += bytes;
       const t0 = performance.now();
-      const outcome = await send(agent, options, payload);
+      const port = options.ports[turn++ % options.ports.length]!;
+      const outcome = await send(agent, options, port, payload);
       if (outcome.status === options.okStatus) {
         latencies.push(performance.now() - t0);
         continue;

@@ -7,12 +7,14 @@
  *
  * Progress goes to stderr; the last stdout line is `SEED_RESULT <SeedSummary JSON>`.
  *
- * The one difference from the server: this connection commits with
- * synchronous=NORMAL (WAL), not FULL, so that commits do not wait for the disk;
- * what is stored, and how, is the same. (With FULL, this machine's fsyncs made
- * seeding about 800 packets/s, mostly waiting.)
+ * The one difference from the server: commits do not wait for the disk. On
+ * SQLite this connection commits with synchronous=NORMAL (WAL), not FULL; on
+ * PostgreSQL its connections run with synchronous_commit=off (PGOPTIONS, read by
+ * node-postgres when it connects). What is stored, and how, is the same. (With
+ * FULL, this machine's fsyncs made seeding about 800 packets/s, mostly waiting.)
  */
 import { performance } from "node:perf_hooks";
+import { isPostgresqlUrl } from "../../lib/config";
 import { closeDatabase, database } from "../../lib/db";
 import { ingestWriterStats } from "../../lib/ingest/batch-writer";
 import { ingestPacket, type IngestSource } from "../../lib/ingest/ingest";
@@ -79,7 +81,14 @@ async function seed(request: SeedRequest): Promise<SeedSummary> {
 async function main(): Promise<void> {
   const request = JSON.parse(process.argv[2] ?? "") as SeedRequest;
   try {
-    await (await database()).$executeRawUnsafe("PRAGMA synchronous = NORMAL");
+    if (isPostgresqlUrl(process.env.DATABASE_URL ?? "")) {
+      // Before the first connection: every connection of the pool starts with it.
+      process.env.PGOPTIONS = `${process.env.PGOPTIONS ?? ""} -c synchronous_commit=off`.trim();
+      const [setting] = await (await database()).$queryRawUnsafe<{ synchronous_commit: string }[]>("SHOW synchronous_commit");
+      if (setting?.synchronous_commit !== "off") throw new Error(`synchronous_commit is ${setting?.synchronous_commit ?? "unknown"} on the seeding connection, not off`);
+    } else {
+      await (await database()).$executeRawUnsafe("PRAGMA synchronous = NORMAL");
+    }
     const summary = await seed(request);
     console.log(`${SEED_RESULT_PREFIX}${JSON.stringify(summary)}`);
   } finally {

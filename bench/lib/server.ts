@@ -1,12 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SESSION_COOKIE } from "../../lib/auth/session-cookie";
-import { sqliteFilePath } from "../../lib/config";
+import { isPostgresqlUrl, printableDatabaseUrl, sqliteFilePath } from "../../lib/config";
+import { createOwnDatabase, databaseName, type OwnDatabase } from "./postgresql";
 
 /** Setting up and tearing down the app under test: build, database, token, person, server. */
 
@@ -58,16 +59,41 @@ export function buildIfStale(): string[] {
 
 export interface BenchDatabase {
   url: string;
+  dialect: "sqlite" | "postgresql";
   /** The SQLite file, or null for PostgreSQL. */
   sqliteFile: string | null;
-  /** A folder this run created and must remove, or null when the caller chose the database. */
+  /** A folder this run created and must remove, or null. */
   tempDir: string | null;
+  /** On PostgreSQL: the server as DATABASE_URL names it (for CREATE and DROP DATABASE) and the run's own database on it. */
+  postgresql: { serverUrl: string; own: OwnDatabase } | null;
+  /** What it is, for the output. */
+  description: string;
 }
 
-/** The caller's DATABASE_URL when set (SQLite or PostgreSQL), else a fresh SQLite file in a temp folder. */
-export function chooseDatabase(): BenchDatabase {
-  const given = process.env.DATABASE_URL;
-  if (given) return { url: given, sqliteFile: given.startsWith("file:") ? sqliteFilePath(given) : null, tempDir: null };
+/**
+ * Where a run stores its data:
+ * - DATABASE_URL=postgresql://...: a new database of the run's own on that server
+ *   (baton_bench_<runId>, see postgresql.ts), dropped by cleanUpDatabase; the
+ *   database the URL names is never written to;
+ * - DATABASE_URL=file:... when `acceptSqliteFile`: that SQLite file, as it is;
+ * - otherwise a fresh SQLite file in a new temp folder.
+ */
+export async function chooseDatabase(runId: string, acceptSqliteFile: boolean): Promise<BenchDatabase> {
+  const given = process.env.DATABASE_URL ?? "";
+  if (isPostgresqlUrl(given)) {
+    const own = await createOwnDatabase(given, `baton_bench_${runId}`);
+    console.log(
+      `bench: PostgreSQL: created database ${own.name} on ${printableDatabaseUrl(given)} for this run only; it is DROPPED at the end ` +
+        `(nothing else on that server is written to; ${databaseName(given)} is only where the run connects to create and drop it)`,
+    );
+    return { url: own.url, dialect: "postgresql", sqliteFile: null, tempDir: null, postgresql: { serverUrl: given, own }, description: `fresh PostgreSQL database ${own.name}` };
+  }
+  if (given && !given.startsWith("file:")) throw new SetupError("DATABASE_URL must be file:PATH (SQLite) or postgresql://... (a PostgreSQL server)");
+  if (given && acceptSqliteFile) {
+    const file = sqliteFilePath(given);
+    return { url: given, dialect: "sqlite", sqliteFile: file, tempDir: null, postgresql: null, description: `SQLite file ${file} from DATABASE_URL` };
+  }
+  if (given) console.log(`bench: DATABASE_URL=${given} is ignored: this benchmark seeds a fresh SQLite file (or a fresh database on a postgresql:// server)`);
   return tempSqliteDatabase();
 }
 
@@ -75,7 +101,23 @@ export function chooseDatabase(): BenchDatabase {
 export function tempSqliteDatabase(): BenchDatabase & { sqliteFile: string; tempDir: string } {
   const tempDir = mkdtempSync(path.join(tmpdir(), "baton-bench-"));
   const file = path.join(tempDir, "baton.db");
-  return { url: `file:${file}`, sqliteFile: file, tempDir };
+  return { url: `file:${file}`, dialect: "sqlite", sqliteFile: file, tempDir, postgresql: null, description: `fresh SQLite in ${tempDir}` };
+}
+
+/** Removes what the run created (its temp folder, or its PostgreSQL database); says so loudly when it cannot. */
+export async function cleanUpDatabase(database: BenchDatabase): Promise<void> {
+  if (database.tempDir) rmSync(database.tempDir, { recursive: true, force: true });
+  if (!database.postgresql) return;
+  const { own, serverUrl } = database.postgresql;
+  try {
+    await own.drop();
+    console.log(`bench: PostgreSQL: dropped database ${own.name}`);
+  } catch (error) {
+    console.log(
+      `\n!!! could not drop the benchmark's database ${own.name} on ${printableDatabaseUrl(serverUrl)}: ${error instanceof Error ? error.message : String(error)}` +
+        `\n!!! drop it by hand: DROP DATABASE "${own.name}" WITH (FORCE);`,
+    );
+  }
 }
 
 export function migrate(url: string): string {
