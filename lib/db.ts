@@ -127,7 +127,10 @@ const BUSY_ATTEMPTS = 8;
 /** The advisory lock key of Baton's writers ("baton-w" in ASCII). */
 export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
 
-export async function inTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+/** How long one transaction may run; bulk seeding (tests, the demo) may ask for longer. */
+const TRANSACTION_TIMEOUT_MS = 20_000;
+
+export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { timeoutMs?: number } = {}): Promise<T> {
   const db = await database();
   const serialised =
     databaseDialect() === "postgresql"
@@ -138,7 +141,7 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>
       : work;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.$transaction(serialised, { maxWait: 10_000, timeout: 20_000 });
+      return await db.$transaction(serialised, { maxWait: 10_000, timeout: options.timeoutMs ?? TRANSACTION_TIMEOUT_MS });
     } catch (error) {
       if (!isBusyError(error)) throw error;
       if (attempt >= BUSY_ATTEMPTS) {

@@ -64,7 +64,8 @@ beforeAll(async () => {
     // Ledger events in time order, as they would have been appended.
     events.sort((a, b) => (a[0] as Date).getTime() - (b[0] as Date).getTime());
     await insertRows(sql, "LedgerEvent", EVENT_COLUMNS, events);
-  });
+    // Tens of thousands of rows: longer than a request's transaction may take on a loaded machine.
+  }, { timeoutMs: 110_000 });
 }, 120_000);
 
 describe("the timeline of 200 threads over 7 days", () => {
