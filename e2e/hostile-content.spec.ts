@@ -1,10 +1,10 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { APIRequestContext, Page } from "@playwright/test";
+import type { APIRequestContext, BrowserContext, Page } from "@playwright/test";
 import { recordFigure } from "../lib/testing/reliability";
-import { createToken, expect, test } from "./support/fixtures";
-import { bearer, findThread, storePacket, uniqueId } from "./support/api";
-import { EVIL_HOST, hostilePacket, LONG_PAYLOAD, PATH_PAYLOADS, XSS_PAYLOADS } from "./support/hostile-corpus";
+import { createToken, expect, test as baseTest } from "./support/fixtures";
+import { bearer, findThread, storePacket, uniqueId, type IngestResult } from "./support/api";
+import { EVIL_HOST, HOSTILE_FIELDS, hostilePacket, LONG_PAYLOAD, PATH_PAYLOADS, XSS_PAYLOADS } from "./support/hostile-corpus";
 import {
   expectNothingRan,
   expectStrictPolicies,
@@ -27,17 +27,6 @@ const SECTION = "hostile-content";
 const INGEST_TIMEOUT_MS = 10_000;
 const threadUrl = (key: string) => `/threads/${encodeURIComponent(key)}`;
 
-/** The agent-provided fields hostilePacket fills, as the contract names them. */
-const FIELDS = [
-  "thread", "session_id", "task_id", "agent.name", "agent.kind", "agent.model", "project", "branch", "topic",
-  "last_known_good_commit", "summary", "changed_files.path", "changed_files.change", "commands_run.command",
-  "failed_attempts.attempt", "failed_attempts.reason", "open_risks.severity", "open_risks.detail", "open_risks.mitigation",
-  "open_risks.id", "next_action.action", "next_action.command", "next_action.owner", "verdict_pointer", "clean_state",
-  "assumptions_to_validate", "questions_for_human.id", "questions_for_human.question", "questions_for_human.context",
-  "questions_for_human.options", "preconditions", "feedback_tail", "verdict.review_verdict", "human (as sent)",
-  "unknown field names and values", "verification report findings", "review report dimensions", "watched file path",
-] as const;
-
 /** Writes a workspace with hostile verification and review reports, and its handoff.json, under the watched folder. */
 async function writeWatchedWorkspace(request: APIRequestContext, token: string, watchDir: string, key: string): Promise<void> {
   const workspace = path.join(watchDir, uniqueId("hostile-ws"));
@@ -58,13 +47,18 @@ async function writeWatchedWorkspace(request: APIRequestContext, token: string, 
   await writeFile(path.join(bad, "handoff.json"), JSON.stringify({ [XSS_PAYLOADS[0]!]: "not a packet" }));
 }
 
-/** Opens a page, waits until it is hydrated, and checks that no payload left a trace. */
+/** Opens a page and checks that no payload left a trace, before and after `ready` (waits, interactions). */
 async function visit(page: Page, url: string, visited: string[], ready?: (page: Page) => Promise<void>): Promise<void> {
   const response = await page.goto(url);
   expect(response?.status(), url).toBeLessThan(500);
-  await page.waitForLoadState("networkidle").catch(() => {}); // the live pages keep a stream open
-  if (ready) await ready(page);
+  // Loaded: the server-rendered page is all there (not "networkidle": each page's navigation
+  // links prefetch every other page, a second or more per visit).
   await expectNothingRan(page, url);
+  if (ready) {
+    // Then again once the page is live, or the keyboard and the mouse revealed more.
+    await ready(page);
+    await expectNothingRan(page, `${url}, after`);
+  }
   visited.push(url);
 }
 
@@ -80,29 +74,63 @@ function expectNothingHappened(seen: Observations): void {
   expectStrictPolicies(seen);
 }
 
-test("XSS payloads in every agent-provided field, on every page: nothing runs, opens or leaves", async ({ page, browser, baseURL, request, agentToken, watchDir }) => {
-  test.setTimeout(300_000);
-  const origin = new URL(baseURL!).origin;
-  const seen = await watchContext(page.context(), origin);
-  const visited: string[] = [];
-  const run = uniqueId("hostile");
+/** The threads the suite ingests, shared by its tests (serial: each needs the ingest). */
+interface Ingested {
+  run: string;
+  everything: string;
+  v1: IngestResult;
+  v2: IngestResult;
+  perPayload: string[];
+  long: string;
+  watched: string;
+}
+let ingested: Ingested;
+const visited: string[] = [];
+const observations: Observations[] = [];
 
-  // Ingest: one thread with every payload in every field (two versions, for the diff), one
-  // thread per payload (its key hostile too), one with a very long payload, one watched.
-  const everything = `${run} every field`;
-  const v1 = await storePacket(request, agentToken, { ...hostilePacket(everything, XSS_PAYLOADS.slice(0, 12)), created_at: new Date(Date.now() - 60_000).toISOString() });
-  const v2 = await storePacket(request, agentToken, hostilePacket(everything, XSS_PAYLOADS));
-  const perPayload: string[] = [];
-  for (const [index, payload] of XSS_PAYLOADS.entries()) {
-    perPayload.push((await storePacket(request, agentToken, hostilePacket(`${run}-${index} ${payload}`, [payload]))).thread_key);
-  }
-  const long = (await storePacket(request, agentToken, hostilePacket(`${run} long`, [LONG_PAYLOAD]))).thread_key;
-  const watched = `${run} watched`;
-  await writeWatchedWorkspace(request, agentToken, watchDir, watched);
-  createToken(`${PATH_PAYLOADS[0]} ${run}`.slice(0, 100), ["packets:read"]);
+/** Watches a browser context; what it saw is checked when the test ends, and counted in the figures. */
+async function watchAndCheck(context: BrowserContext, baseURL: string): Promise<Observations> {
+  const seen = await watchContext(context, new URL(baseURL).origin);
+  observations.push(seen);
+  return seen;
+}
 
-  await test.step("the board, filtered and not, with the keyboard", async () => {
-    await visit(page, `/?q=${encodeURIComponent(run)}`, visited, async (board) => {
+/** Every test's own page is watched from the start, and checked at its end. */
+const test = baseTest.extend<{ observed: Observations }>({
+  observed: [
+    async ({ page, baseURL }, use) => {
+      const seen = await watchAndCheck(page.context(), baseURL!);
+      await use(seen);
+      expectNothingHappened(seen);
+    },
+    { auto: true },
+  ],
+});
+
+test.describe("XSS payloads in every agent-provided field, on every page: nothing runs, opens or leaves", () => {
+  // Each test needs the ingest; after a failure the rest are skipped.
+  test.describe.configure({ mode: "serial" });
+
+  test("ingested over HTTP and from a watched folder", async ({ request, agentToken, watchDir }) => {
+    const run = uniqueId("hostile");
+    // One thread with every payload in every field (two versions, for the diff), one thread
+    // per payload (its key hostile too), one with a very long payload, one watched.
+    const everything = `${run} every field`;
+    const v1 = await storePacket(request, agentToken, { ...hostilePacket(everything, XSS_PAYLOADS.slice(0, 12)), created_at: new Date(Date.now() - 60_000).toISOString() });
+    const v2 = await storePacket(request, agentToken, hostilePacket(everything, XSS_PAYLOADS));
+    const perPayload: string[] = [];
+    for (const [index, payload] of XSS_PAYLOADS.entries()) {
+      perPayload.push((await storePacket(request, agentToken, hostilePacket(`${run}-${index} ${payload}`, [payload]))).thread_key);
+    }
+    const long = (await storePacket(request, agentToken, hostilePacket(`${run} long`, [LONG_PAYLOAD]))).thread_key;
+    const watched = `${run} watched`;
+    await writeWatchedWorkspace(request, agentToken, watchDir, watched);
+    createToken(`${PATH_PAYLOADS[0]} ${run}`.slice(0, 100), ["packets:read"]);
+    ingested = { run, everything, v1, v2, perPayload, long, watched };
+  });
+
+  test("the board, filtered and not, with the keyboard", async ({ page }) => {
+    await visit(page, `/?q=${encodeURIComponent(ingested.run)}`, visited, async (board) => {
       await live(board);
       await expect(board.getByTestId("board-card").filter({ hasText: XSS_PAYLOADS[0]! }).first()).toBeVisible();
       await board.getByTestId("board-card").first().hover();
@@ -119,7 +147,8 @@ test("XSS payloads in every agent-provided field, on every page: nothing runs, o
       .toContain(PATH_PAYLOADS[1]!);
   });
 
-  await test.step("the thread pages: every field, versions, diff, verdict reports, people's answers", async () => {
+  test("the thread with every payload: people's answers, the diff, an older version", async ({ page, request, agentToken }) => {
+    const { everything, v1, v2 } = ingested;
     await visit(page, threadUrl(everything), visited, showsText(XSS_PAYLOADS[0]!));
     // People's text is shown like the agent's: an intervention and an answer with payloads.
     await page.getByRole("button", { name: /^Intervene on / }).click();
@@ -138,6 +167,11 @@ test("XSS payloads in every agent-provided field, on every page: nothing runs, o
       await expect(diff.getByRole("region", { name: "Differences" })).toContainText(XSS_PAYLOADS[20]!);
     });
     await visit(page, `${threadUrl(everything)}?to=${v1.packet_id}`, visited);
+  });
+
+  test("a thread per payload (keys hostile too), the very long one, verdict reports, an unknown thread", async ({ page }) => {
+    test.setTimeout(240_000);
+    const { run, perPayload, long, watched } = ingested;
     for (const [index, key] of perPayload.entries()) await visit(page, threadUrl(key), visited, showsText(XSS_PAYLOADS[index]!.split(/\s/)[0]!));
     await visit(page, threadUrl(long), visited, showsText("<script>window.__xss=99</script>"));
     await visit(page, threadUrl(watched), visited, async (thread) => {
@@ -147,7 +181,8 @@ test("XSS payloads in every agent-provided field, on every page: nothing runs, o
     await visit(page, threadUrl(`${run} ${XSS_PAYLOADS[0]}`), visited, showsText("This page could not be found."));
   });
 
-  await test.step("risks, timeline (hover and focus), lessons, questions (answered with the keyboard)", async () => {
+  test("risks, timeline (hover and focus), lessons, and the questions inbox answered with the keyboard", async ({ page, request, agentToken }) => {
+    const { run, perPayload } = ingested;
     await visit(page, `/risks?q=${encodeURIComponent(run)}`, visited, async (risks) => {
       await live(risks);
       await expect(risks.getByTestId("risk-group").filter({ hasText: XSS_PAYLOADS[4]! }).first()).toBeVisible();
@@ -176,15 +211,15 @@ test("XSS payloads in every agent-provided field, on every page: nothing runs, o
     await expect.poll(async () => (await findThread(request, agentToken, perPayload[6]!))!.human.answers.map((entry) => entry.answer)).toEqual([XSS_PAYLOADS[7]]);
   });
 
-  await test.step("the admin pages", async () => {
+  test("the admin pages", async ({ page }) => {
     await visit(page, "/admin/users", visited);
     await visit(page, "/admin/tokens", visited, showsText(PATH_PAYLOADS[0]!));
     await visit(page, "/admin/webhooks", visited);
   });
 
-  await test.step("downloads and the markdown API: attachments or plain text, never a document that runs", async () => {
+  test("downloads and the markdown API: attachments or plain text, never a document that runs", async ({ page, agentToken }) => {
     for (const suffix of ["/handoff.json", "/handoff.md"]) {
-      const url = `${threadUrl(everything)}${suffix}`;
+      const url = `${threadUrl(ingested.everything)}${suffix}`;
       const response = await page.request.get(url);
       expect(response.status()).toBe(200);
       expect(response.headers()["content-disposition"]).toMatch(/^attachment;/);
@@ -194,11 +229,12 @@ test("XSS payloads in every agent-provided field, on every page: nothing runs, o
       expect(download.suggestedFilename()).toBe(`handoff${path.extname(suffix)}`);
       visited.push(url);
     }
-    const markdown = `/api/v1/packets/${encodeURIComponent(v2.packet_id)}/markdown`;
+    const markdown = `/api/v1/packets/${encodeURIComponent(ingested.v2.packet_id)}/markdown`;
     const response = await page.request.get(markdown, { headers: bearer(agentToken) });
     expect(response.headers()["content-type"]).toBe("text/markdown; charset=utf-8");
     expect(response.headers()["x-content-type-options"]).toBe("nosniff");
     expect(response.headers()["content-security-policy"]).toContain("sandbox");
+    // Chromium shows text/markdown as plain text (another browser may download it).
     const shown = await page.goto(markdown).catch(() => null);
     if (shown) {
       expect(await page.evaluate(() => document.contentType)).not.toBe("text/html");
@@ -207,10 +243,10 @@ test("XSS payloads in every agent-provided field, on every page: nothing runs, o
     }
   });
 
-  await test.step("sign-in and first-run, signed out, with a hostile next address", async () => {
+  test("sign-in and first-run signed out, with a hostile next address; a viewer's board", async ({ browser, baseURL }) => {
     const person = await createPerson(baseURL!, "viewer");
     const anonymous = await browser.newContext({ baseURL, storageState: { cookies: [], origins: [] } });
-    const seenAnonymous = await watchContext(anonymous, origin);
+    const seenAnonymous = await watchAndCheck(anonymous, baseURL!);
     const signIn = await anonymous.newPage();
     await visit(signIn, "/setup", visited); // closed once an admin exists: it sends people to sign in
     await expect(signIn).toHaveURL(/\/sign-in/);
@@ -218,31 +254,38 @@ test("XSS payloads in every agent-provided field, on every page: nothing runs, o
     await signIn.getByLabel("Username").fill(person.username);
     await signIn.getByLabel("Password").fill(person.password);
     await signIn.getByRole("button", { name: "Sign in" }).click();
-    await expect(signIn).toHaveURL(`${origin}/`);
+    await expect(signIn).toHaveURL(`${new URL(baseURL!).origin}/`);
     await expectNothingRan(signIn, "after sign-in");
     await anonymous.close();
     expectNothingHappened(seenAnonymous);
-    // And a viewer's board (no action buttons) shows the same cards just as inertly.
+    // A viewer (no action buttons) sees the same cards, just as inert.
     const viewer = await contextAs(browser, baseURL!, person);
-    const seenViewer = await watchContext(viewer, origin);
-    await visit(await viewer.newPage(), `/?q=${encodeURIComponent(run)}`, visited, showsText(XSS_PAYLOADS[0]!));
+    const seenViewer = await watchAndCheck(viewer, baseURL!);
+    await visit(await viewer.newPage(), `/?q=${encodeURIComponent(ingested.run)}`, visited, showsText(XSS_PAYLOADS[0]!));
     await viewer.close();
     expectNothingHappened(seenViewer);
-    seen.documents.push(...seenAnonymous.documents, ...seenViewer.documents);
   });
 
-  expectNothingHappened(seen);
-  const pages = new Set(visited.map((url) => new URL(url, origin).pathname.replace(/^\/threads\/[^/]+/, "/threads/<key>").replace(/\/packets\/[^/]+/, "/packets/<id>")));
-  recordFigure(SECTION, "payloads", XSS_PAYLOADS.length + 1 + PATH_PAYLOADS.length, "script, img onerror, svg onload, javascript: and data: URLs, markdown links and images, template injection, iframes, styles, RTL and zero-width, one of 24 KB...");
-  recordFigure(SECTION, "fields carrying them", FIELDS.length, "every agent-provided field of the contract, unknown fields, report contents and a watched file's path");
-  recordFigure(SECTION, "page visits", visited.length, `${pages.size} different pages: ${[...pages].sort().join(", ")}`);
-  recordFigure(SECTION, "documents checked for a policy", seen.documents.length, "each with a Content-Security-Policy; no 'unsafe-inline' or 'unsafe-eval' for scripts");
-  recordFigure(SECTION, "dialogs opened", seen.dialogs.length, "must be 0");
-  recordFigure(SECTION, "requests to other hosts", seen.outsideRequests.length, `must be 0 (${EVIL_HOST} and any other)`);
-  recordFigure(SECTION, "Content-Security-Policy violations", seen.cspViolations.length, "must be 0: securitypolicyviolation events and console reports");
+  test("in all: no dialog, no request to another host, no violation, a strict policy on every document", ({ baseURL }) => {
+    const all = (pick: (seen: Observations) => unknown[]) => observations.flatMap(pick);
+    const documents = all((seen) => seen.documents);
+    expect(documents.length).toBeGreaterThanOrEqual(visited.length);
+    expect(all((seen) => seen.dialogs)).toEqual([]);
+    expect(all((seen) => seen.outsideRequests)).toEqual([]);
+    expect(all((seen) => seen.cspViolations)).toEqual([]);
+    const origin = new URL(baseURL!).origin;
+    const pages = new Set(visited.map((url) => new URL(url, origin).pathname.replace(/^\/threads\/[^/]+/, "/threads/<key>").replace(/\/packets\/[^/]+/, "/packets/<id>")));
+    recordFigure(SECTION, "payloads", XSS_PAYLOADS.length + 1 + PATH_PAYLOADS.length, "script, img onerror, svg onload, javascript: and data: URLs, markdown links and images, template injection, iframes, styles, RTL and zero-width, one of 24 KB...");
+    recordFigure(SECTION, "fields carrying them", HOSTILE_FIELDS.length, "every agent-provided field of the contract, unknown fields, report contents and a watched file's path");
+    recordFigure(SECTION, "page visits", visited.length, `${pages.size} different pages: ${[...pages].sort().join(", ")}`);
+    recordFigure(SECTION, "documents checked for a policy", documents.length, "each with a Content-Security-Policy; no 'unsafe-inline' or 'unsafe-eval' for scripts");
+    recordFigure(SECTION, "dialogs opened", all((seen) => seen.dialogs).length, "must be 0");
+    recordFigure(SECTION, "requests to other hosts", all((seen) => seen.outsideRequests).length, `must be 0 (${EVIL_HOST} and any other)`);
+    recordFigure(SECTION, "Content-Security-Policy violations", all((seen) => seen.cspViolations).length, "must be 0: securitypolicyviolation events and console reports");
+  });
 });
 
-test("the detectors see a payload that gets into the page as markup", async ({ page, baseURL }) => {
+baseTest("the detectors see a payload that gets into the page as markup", async ({ page, baseURL }) => {
   // The guard against a test that cannot fail: markup put into the page the way a
   // rendering bug would (innerHTML) is reported by the same checks as above.
   const seen = await watchContext(page.context(), new URL(baseURL!).origin);

@@ -58,6 +58,17 @@ export const LONG_PAYLOAD = `${"<b>long</b> ".repeat(2_000)}<script>window.__xss
 /** Safe to use in a directory name (no "/", short). */
 export const PATH_PAYLOADS: readonly string[] = ["<img src=x onerror=alert(40)>", "<svg onload=window.__xss=41>"];
 
+/** The agent-provided fields the spec fills (hostilePacket, the reports, the watched path), as the contract names them. */
+export const HOSTILE_FIELDS = [
+  "thread", "session_id", "task_id", "agent.name", "agent.kind", "agent.model", "project", "branch", "topic",
+  "last_known_good_commit", "summary", "changed_files.path", "changed_files.change", "commands_run.command",
+  "failed_attempts.attempt", "failed_attempts.reason", "open_risks.severity", "open_risks.detail", "open_risks.mitigation",
+  "open_risks.id", "next_action.action", "next_action.command", "next_action.owner", "verdict_pointer", "clean_state",
+  "assumptions_to_validate", "questions_for_human.id", "questions_for_human.question", "questions_for_human.context",
+  "questions_for_human.options", "preconditions", "feedback_tail", "verdict.review_verdict", "human (as sent)",
+  "unknown field names and values", "verification report findings", "review report dimensions", "watched file path",
+] as const;
+
 const SEVERITY_WORDS = ["critical", "high", "medium", "low", "info"];
 
 /**
