@@ -1,4 +1,7 @@
 import type { NextConfig } from "next";
+import { NON_PAGE_CONTENT_SECURITY_POLICY, STATIC_SECURITY_HEADERS } from "./lib/http/security-headers";
+
+const nonPagePolicy = [{ key: "Content-Security-Policy", value: NON_PAGE_CONTENT_SECURITY_POLICY }];
 
 const nextConfig: NextConfig = {
   poweredByHeader: false,
@@ -6,6 +9,15 @@ const nextConfig: NextConfig = {
   distDir: process.env.BATON_DIST_DIR ?? ".next",
   // Native and file-reading packages stay as Node modules rather than being bundled.
   serverExternalPackages: ["better-sqlite3", "@prisma/adapter-better-sqlite3", "chokidar"],
+  // Headers that do not change per request (decision 022); pages get their nonce policy in proxy.ts.
+  async headers() {
+    return [
+      { source: "/:path*", headers: [...STATIC_SECURITY_HEADERS] },
+      { source: "/api/:path*", headers: nonPagePolicy },
+      { source: "/threads/:key/handoff.json", headers: nonPagePolicy },
+      { source: "/threads/:key/handoff.md", headers: nonPagePolicy },
+    ];
+  },
 };
 
 export default nextConfig;

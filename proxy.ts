@@ -1,14 +1,19 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { SESSION_COOKIE } from "./lib/auth/session-cookie";
+import { createNonce, isThreadDownloadPath, pageContentSecurityPolicy } from "./lib/http/security-headers";
+
+/** Pages anyone may see without a session: sign-in, and first-run on a fresh install. */
+const OPEN_PAGES = new Set(["/sign-in", "/setup"]);
 
 /**
  * A path segment with a broken percent-escape (`/api/v1/threads/%ZZ`) makes
  * Next fail while decoding route parameters, before any handler runs, with a
  * plain-text 500. Answer such requests here with the API's error body instead.
  */
-export function proxy(request: NextRequest): NextResponse {
+function malformedEscapeResponse(pathname: string): NextResponse | null {
   try {
-    decodeURIComponent(request.nextUrl.pathname);
+    decodeURIComponent(pathname);
+    return null;
   } catch {
     return NextResponse.json(
       {
@@ -21,22 +26,42 @@ export function proxy(request: NextRequest): NextResponse {
       { status: 400 },
     );
   }
+}
+
+/**
+ * Renders the page with a fresh nonce: Next reads it from the request's
+ * Content-Security-Policy and puts it on its own scripts; the browser gets the
+ * same policy (decision 022).
+ */
+function withPagePolicy(request: NextRequest): NextResponse {
+  const policy = pageContentSecurityPolicy(createNonce(), { development: process.env.NODE_ENV === "development" });
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set("content-security-policy", policy);
+  const response = NextResponse.next({ request: { headers: requestHeaders } });
+  response.headers.set("content-security-policy", policy);
+  return response;
+}
+
+export function proxy(request: NextRequest): NextResponse {
+  const { pathname } = request.nextUrl;
+  const malformed = malformedEscapeResponse(pathname);
+  if (malformed) return malformed;
+  // API answers and downloads get their (static) headers from next.config.ts.
+  if (pathname.startsWith("/api/") || isThreadDownloadPath(pathname)) return NextResponse.next();
   // Pages without any session cookie go straight to sign-in. Only a first line of
   // defence: every page checks the session itself (lib/auth/page-person.ts). A request
-  // with a token, and the thread downloads (which answer 401 themselves), are let through.
-  const { pathname } = request.nextUrl;
+  // with a token is let through (the downloads above answer 401 themselves).
   const credentials = request.cookies.has(SESSION_COOKIE) || request.headers.has("authorization");
-  const download = /\/handoff\.(json|md)$/.test(pathname);
-  if (!pathname.startsWith("/api/") && !download && !credentials) {
+  if (!credentials && !OPEN_PAGES.has(pathname)) {
     const signIn = new URL("/sign-in", request.url);
-    signIn.searchParams.set("next", request.nextUrl.pathname + request.nextUrl.search);
+    signIn.searchParams.set("next", pathname + request.nextUrl.search);
     return NextResponse.redirect(signIn);
   }
-  return NextResponse.next();
+  return withPagePolicy(request);
 }
 
 export const config = {
-  // API routes with path parameters, and pages (not sign-in, first-run or static files);
-  // the ingest endpoint stays free of this hop.
-  matcher: ["/api/v1/threads/:path+", "/api/v1/packets/:path+", "/((?!api/|_next/|sign-in|setup|icon\\.svg|favicon\\.ico).*)"],
+  // API routes with path parameters, and every page (sign-in and first-run included, for
+  // their policy; not static files); the ingest endpoint stays free of this hop.
+  matcher: ["/api/v1/threads/:path+", "/api/v1/packets/:path+", "/((?!api/|_next/|icon\\.svg|favicon\\.ico).*)"],
 };

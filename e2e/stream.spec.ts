@@ -172,7 +172,8 @@ test.describe("GET /api/v1/stream", () => {
   });
 
   test("a browser page's EventSource is let in and hears a posted packet", async ({ page, request, agentToken }) => {
-    await page.goto("/api/v1/health");
+    // A page of the app: API answers are sandboxed documents that may connect nowhere (decision 022).
+    await page.goto("/lessons");
     const thread = uniqueId("stream-browser");
     await page.evaluate(() => {
       const events: string[] = [];

@@ -4,7 +4,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 
 // What a production build depends on; a change to any of these rebuilds on `npm start`.
-const INPUTS = ["app", "components", "lib", "instrumentation.ts", "next.config.ts", "postcss.config.mjs", "package.json", "tsconfig.json"];
+const INPUTS = ["app", "components", "lib", "instrumentation.ts", "instrumentation-client.ts", "proxy.ts", "next.config.ts", "postcss.config.mjs", "package.json", "tsconfig.json"];
 const DIST_DIR = process.env.BATON_DIST_DIR ?? ".next";
 const STAMP = path.join(DIST_DIR, "baton-source-hash");
 

@@ -16,6 +16,7 @@ const TITLES: Record<string, string> = {
   paths: "Paths (lib/hardening/paths.test.ts)",
   secrets: "Secrets (lib/hardening/secrets.test.ts)",
   access: "Access (lib/hardening/access.test.ts)",
+  "hostile-content": "Hostile content (e2e/hostile-content.spec.ts)",
 };
 
 function git(...args: string[]): string {
