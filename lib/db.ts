@@ -21,10 +21,19 @@ interface DbHolder {
 // One client per process, kept on globalThis so that dev hot reloads reuse it.
 const holder = globalThis as unknown as { __batonDb?: DbHolder };
 
+/**
+ * How long SQLite itself may wait for another process's lock. better-sqlite3 waits
+ * on the main thread, freezing every request of the process meanwhile (5 s stalls
+ * were measured), so it gets a moment only; the rest of BATON_SQLITE_BUSY_TIMEOUT_MS
+ * is waited asynchronously by inTransaction.
+ */
+const SQLITE_LOCK_WAIT_MS = 20;
+
 async function openSqlite(url: string, opened: DbHolder): Promise<PrismaClient> {
   const file = sqliteFilePath(url);
   mkdirSync(path.dirname(file), { recursive: true });
-  const factory = new PrismaBetterSQLite3({ url: `file:${file}`, timeout: config().BATON_SQLITE_BUSY_TIMEOUT_MS });
+  const timeout = Math.min(SQLITE_LOCK_WAIT_MS, config().BATON_SQLITE_BUSY_TIMEOUT_MS);
+  const factory = new PrismaBetterSQLite3({ url: `file:${file}`, timeout });
   // Keep a hand on the adapter's connection: the adapter makes exactly one per client.
   const adapter: SqlDriverAdapterFactory = {
     provider: factory.provider,
@@ -82,32 +91,37 @@ export function isBusyError(error: unknown): boolean {
     if (record.kind === "SocketTimeout") return true;
     if (typeof record.originalCode === "string" && BUSY_CODES.has(record.originalCode)) return true;
     if (typeof record.message === "string" && /SQLITE_BUSY|database is locked|SocketTimeout/.test(record.message)) return true;
-    current = record.cause ?? record.meta;
+    // An ORM call's error (P1008) carries the driver's error in meta.driverAdapterError.
+    current = record.cause ?? record.driverAdapterError ?? record.meta;
   }
   return false;
 }
 
 /**
- * Runs `work` in one transaction, retrying a few times when another process
- * holds the write lock; past that, a 503 the client may retry.
+ * Runs `work` in one transaction, retrying while another process holds the
+ * write lock, for up to BATON_SQLITE_BUSY_TIMEOUT_MS; past that, a 503 the
+ * client may retry. The waits are timers, so the process keeps serving meanwhile.
  * Every write goes through here: the adapter has one connection per process, so
  * a write outside a transaction joins whichever transaction is open, and is
  * rolled back with it.
  */
-const BUSY_ATTEMPTS = 8;
+const BUSY_RETRY_MAX_WAIT_MS = 250;
 
 export async function inTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
   const db = await database();
+  const deadline = Date.now() + config().BATON_SQLITE_BUSY_TIMEOUT_MS;
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.$transaction(work, { maxWait: 10_000, timeout: 20_000 });
     } catch (error) {
       if (!isBusyError(error)) throw error;
-      if (attempt >= BUSY_ATTEMPTS) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
         throw new BatonError("unavailable", "The database is busy; retry shortly.", null, 1);
       }
-      // Jittered, growing waits (about 1.5 s in all) so that competing writers spread out.
-      await new Promise((resolve) => setTimeout(resolve, 10 * attempt * attempt * (0.5 + Math.random())));
+      // Jittered, growing waits so that competing writers spread out.
+      const wait = Math.min(BUSY_RETRY_MAX_WAIT_MS, 10 * attempt * attempt) * (0.5 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, Math.min(left, wait)));
     }
   }
 }
