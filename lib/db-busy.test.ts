@@ -1,10 +1,16 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { personOfSession, startSession } from "./auth/sessions";
+import { authenticateBearer, createApiToken } from "./auth/tokens";
 import { resetConfig, sqliteFilePath } from "./config";
 import { database, inTransaction, sqlExecutor } from "./db";
 import { BatonError } from "./errors";
 import { Prisma } from "./generated/prisma/client";
 import { ingestPacket } from "./ingest/ingest";
+import { watchHandoffFolders } from "./watch/folder-watcher";
 import { freshDatabaseForThisFile } from "./testing/temp-database";
 
 /**
@@ -155,5 +161,56 @@ describe("ingest while another connection holds the write lock", () => {
     const stored = await Promise.all(Array.from({ length: 6 }, (_, n) => ingestPacket(packet(n), source)));
     expect(stored.every((result) => !result.duplicate)).toBe(true);
     expect(await db.packetVersion.count({ where: { thread: { key: { startsWith: "busy-ingest-" } } } })).toBe(6);
+  });
+});
+
+describe("bookkeeping and the watched folder while another connection holds the write lock", () => {
+  afterEach(release);
+
+  it("still admits an API token whose last-used time is due (a read must not answer 503 for it)", async () => {
+    const { token, summary } = await createApiToken("busy-reader", ["packets:read"]);
+    holdWriteLock();
+    await expect(authenticateBearer(`Bearer ${token}`, "packets:read")).resolves.toMatchObject({ id: summary.id });
+  });
+
+  it("still recognises a signed-in person whose session is due a touch", async () => {
+    const db = await database();
+    const user = await db.user.create({
+      data: { id: "usr_busy", username: "busy-person", passwordHash: "unused", role: "viewer", createdAt: new Date() },
+    });
+    const person = { id: user.id, username: user.username, role: "viewer" } as const;
+    const { secret } = await startSession(person, "password");
+    // Last seen ten minutes ago: this request would record the time again.
+    await inTransaction((tx) => tx.session.updateMany({ where: { userId: user.id }, data: { lastSeenAt: new Date(Date.now() - 10 * 60_000) } }));
+    holdWriteLock();
+    await expect(personOfSession(secret)).resolves.toMatchObject({ id: user.id });
+  });
+
+  it("takes a watched file again at the next rescan when the database was busy", async () => {
+    const quiet = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const folder = mkdtempSync(path.join(tmpdir(), "baton-busy-watch-"));
+    const file = path.join(folder, "ws", "handoff.json");
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ thread: "busy-watched", summary: "written while locked", next_action: "go on" }));
+    holdWriteLock();
+    const watcher = watchHandoffFolders([folder], { rescanMs: 200 });
+    try {
+      await watcher.ready;
+      // The first attempt waits out the busy timeout and fails; then the lock goes.
+      await vi.waitFor(() => expect(quiet).toHaveBeenCalledWith(expect.stringContaining(file), expect.stringMatching(/busy/)), {
+        timeout: BUDGET_MS * 4,
+        interval: 50,
+      });
+      release();
+      const db = await database();
+      await vi.waitFor(async () => expect(await db.packetVersion.count({ where: { sourcePath: file } })).toBe(1), {
+        timeout: 10_000,
+        interval: 100,
+      });
+    } finally {
+      await watcher.close();
+      quiet.mockRestore();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
