@@ -16,6 +16,10 @@ const TITLES: Record<string, string> = {
   paths: "Paths (lib/hardening/paths.test.ts)",
   secrets: "Secrets (lib/hardening/secrets.test.ts)",
   access: "Access (lib/hardening/access.test.ts)",
+  memory: "Memory during 50 MiB attempts (e2e/memory.spec.ts, real HTTP to next start)",
+  "busy-database": "Busy database (e2e/busy-database.spec.ts, real HTTP to next start)",
+  overload: "Overload (e2e/overload.spec.ts, real HTTP to next start)",
+  "crash-safety": "Crash safety (e2e/crash-safety.spec.ts, SIGKILL of next start)",
 };
 
 function git(...args: string[]): string {
@@ -33,8 +37,10 @@ export function renderReliability(sections: ReliabilitySection[], commit: string
     "# Reliability figures",
     "",
     "Produced by the hardening suite (`npm run test:hardening`: `vitest run lib/hardening`, then",
-    "`tsx scripts/reliability-report.ts`); do not edit by hand. Requests go through the real route",
-    "handlers called in-process (HTTP semantics without the socket) against a temporary SQLite file.",
+    "`tsx scripts/reliability-report.ts`); do not edit by hand. In the lib/hardening sections requests go",
+    "through the real route handlers called in-process (HTTP semantics without the socket) against a",
+    "temporary SQLite file; the e2e sections (recorded by their Playwright specs) go over real HTTP to",
+    "a production `next start` of their own, on this shared 2-core machine.",
     "",
     `Commit: \`${commit || "unknown"}\`${dirty ? " (with uncommitted changes)" : ""}`,
     "",
