@@ -18,6 +18,8 @@ export interface SendOutcome {
   latencyMs: number;
   /** Of that, the time spent waiting for a free connection in the client (open loop): not the server's doing. */
   clientWaitMs: number;
+  /** For a request on a new connection, how long the TCP connection took to open (else null). */
+  connectMs: number | null;
   retryAfter: string | null;
   /** The stored version's id, from a 2xx answer. */
   packetId: string | null;
@@ -46,8 +48,15 @@ export const NOT_SENT = "not sent";
 export function sendPacket(agent: http.Agent, target: Target, seq: number, body: string, dueAt = performance.now(), abandon?: AbortSignal): Promise<SendOutcome> {
   return new Promise((resolve) => {
     let onSocketAt = NaN;
-    const done = (outcome: Omit<SendOutcome, "seq" | "latencyMs" | "clientWaitMs">) =>
-      resolve({ seq, latencyMs: performance.now() - dueAt, clientWaitMs: (Number.isNaN(onSocketAt) ? performance.now() : onSocketAt) - dueAt, ...outcome });
+    let connectMs: number | null = null;
+    const done = (outcome: Omit<SendOutcome, "seq" | "latencyMs" | "clientWaitMs" | "connectMs">) =>
+      resolve({
+        seq,
+        latencyMs: performance.now() - dueAt,
+        clientWaitMs: (Number.isNaN(onSocketAt) ? performance.now() : onSocketAt) - dueAt,
+        connectMs,
+        ...outcome,
+      });
     const request = http.request(
       {
         host: "127.0.0.1",
@@ -85,7 +94,10 @@ export function sendPacket(agent: http.Agent, target: Target, seq: number, body:
       if (Number.isNaN(onSocketAt)) request.destroy(Object.assign(new Error("given up before a connection was free"), { code: NOT_SENT }));
     };
     abandon?.addEventListener("abort", giveUp, { once: true });
-    request.once("socket", () => (onSocketAt = performance.now()));
+    request.once("socket", (socket) => {
+      onSocketAt = performance.now();
+      if (socket.connecting) socket.once("connect", () => (connectMs = performance.now() - onSocketAt));
+    });
     request.once("close", () => abandon?.removeEventListener("abort", giveUp));
     request.on("timeout", () => request.destroy(Object.assign(new Error("no answer in time"), { code: "timeout" })));
     request.on("error", (error: NodeJS.ErrnoException) =>
@@ -188,6 +200,32 @@ export async function sampleResponsiveness(port: number, path: string, everyMs: 
   return samples;
 }
 
+/**
+ * Every `everyMs` until `signal` aborts, GETs `path` on a new connection, without
+ * waiting for the previous one: how long a client that is not already connected
+ * (a load balancer's probe, a new agent, a browser) waits meanwhile.
+ */
+export async function probeNewConnections(port: number, path: string, everyMs: number, signal: AbortSignal): Promise<{ startedAtMs: number; status: number | string; ms: number }[]> {
+  const started = performance.now();
+  const probes: Promise<{ startedAtMs: number; status: number | string; ms: number }>[] = [];
+  const probe = () =>
+    new Promise<{ startedAtMs: number; status: number | string; ms: number }>((resolve) => {
+      const t0 = performance.now();
+      const done = (status: number | string) => resolve({ startedAtMs: t0 - started, status, ms: performance.now() - t0 });
+      const request = http.get({ host: "127.0.0.1", port, path, agent: false, timeout: 180_000 }, (response) => {
+        response.resume();
+        response.on("end", () => done(response.statusCode ?? 0));
+      });
+      request.on("timeout", () => request.destroy(Object.assign(new Error("no answer in time"), { code: "timeout" })));
+      request.on("error", (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
+    });
+  while (!signal.aborted) {
+    probes.push(probe());
+    await sleep(everyMs);
+  }
+  return Promise.all(probes);
+}
+
 /** Nearest-rank percentile of unsorted values. */
 export function percentile(values: number[], p: number): number {
   if (!values.length) return NaN;
@@ -196,7 +234,7 @@ export function percentile(values: number[], p: number): number {
 }
 
 /** Outcomes counted by status (or error code). */
-export function countByStatus(outcomes: SendOutcome[]): Record<string, number> {
+export function countByStatus(outcomes: readonly { status: number | string }[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const outcome of outcomes) counts[String(outcome.status)] = (counts[String(outcome.status)] ?? 0) + 1;
   return counts;
