@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import http from "node:http";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -153,6 +154,8 @@ export async function openLoop(
 ): Promise<LoadRun> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.maxSockets });
   const timeUp = new AbortController();
+  // Every request waiting for a connection listens to it.
+  setMaxListeners(0, timeUp.signal);
   const pending: Promise<SendOutcome>[] = [];
   const firstSeq = options.firstSeq ?? 0;
   const total = Math.round(options.ratePerSecond * options.seconds);
