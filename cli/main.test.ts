@@ -36,6 +36,19 @@ afterEach(() => {
 
 const lines = (spy: MockInstance<(...args: never[]) => unknown>) => spy.mock.calls.map((call) => call.map(String).join(" "));
 
+describe("baton ledger check", () => {
+  it("reports a ledger written by ingest as consistent, read-only, and exits 0", async () => {
+    await ingestPacket({ thread: "cli-ledger", summary: "checked", next_action: "go on", open_risks: [{ severity: "low", detail: "small" }] }, { kind: "cli", actor: "cli" });
+    const db = await database();
+    const before = await db.ledgerEvent.count();
+    expect(await main(["ledger", "check"])).toBe(0);
+    const printed = lines(log);
+    expect(printed[0]).toBe("integrity: ok");
+    expect(printed.at(-1)).toBe("consistent");
+    expect(await (await database()).ledgerEvent.count()).toBe(before);
+  });
+});
+
 describe("baton token", () => {
   it("creates a token, prints it once on stdout, and it authenticates", async () => {
     const code = await main(["token", "create", "--name", "x", "--scope", "packets:read"]);

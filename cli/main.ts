@@ -125,6 +125,31 @@ Examples:
       console.log(`revoked ${summary.display} (${summary.name})`);
     });
 
+  program
+    .command("ledger")
+    .description("Check the local database (DATABASE_URL).")
+    .command("check")
+    .description(
+      "Check, read-only (safe while Baton runs), that every stored version is whole and the ledger and the threads agree; exits 1 on a problem.",
+    )
+    .action(async () => {
+      const { checkDatabaseFile } = await import("../lib/ledger/consistency");
+      const { config, sqliteFilePath } = await import("../lib/config");
+      const url = config().DATABASE_URL;
+      if (!url.startsWith("file:")) throw new Error("`baton ledger check` reads a SQLite file (DATABASE_URL=file:...).");
+      const report = checkDatabaseFile(sqliteFilePath(url));
+      const { counts } = report;
+      console.log(`integrity: ${report.integrity}`);
+      console.log(`${counts.threads} threads, ${counts.versions} versions, ${counts.ledgerEvents} ledger events, ${counts.risks} risks, ${counts.questions} questions, ${counts.failedAttempts} failed attempts`);
+      if (report.versionsAwaitingFailedAttempts) {
+        console.log(`${report.versionsAwaitingFailedAttempts} versions wait for the lessons backfill (runs at server start)`);
+      }
+      for (const problem of report.problems) console.log(`${problem.kind}: ${problem.detail}`);
+      if (report.problemCount > report.problems.length) console.log(`... and ${report.problemCount - report.problems.length} more problems`);
+      console.log(report.ok ? "consistent" : `${report.problemCount} problems`);
+      exitCode = report.ok ? 0 : 1;
+    });
+
   addUserCommand(program, passwords, prepareDatabase);
   addCheckCommand(program, (code) => (exitCode = code));
   addGenerateCommand(program, (code) => (exitCode = code));

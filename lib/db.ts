@@ -24,10 +24,19 @@ interface DbHolder {
 // One client per process, kept on globalThis so that dev hot reloads reuse it.
 const holder = globalThis as unknown as { __batonDb?: DbHolder };
 
+/**
+ * How long SQLite itself may wait for another process's lock. better-sqlite3 waits
+ * on the main thread, freezing every request of the process meanwhile (5 s stalls
+ * were measured), so it gets a moment only; the rest of BATON_SQLITE_BUSY_TIMEOUT_MS
+ * is waited asynchronously by inTransaction.
+ */
+const SQLITE_LOCK_WAIT_MS = 20;
+
 async function openSqlite(url: string, opened: DbHolder): Promise<PrismaClient> {
   const file = sqliteFilePath(url);
   mkdirSync(path.dirname(file), { recursive: true });
-  const factory = new PrismaBetterSQLite3({ url: `file:${file}`, timeout: config().BATON_SQLITE_BUSY_TIMEOUT_MS });
+  const timeout = Math.min(SQLITE_LOCK_WAIT_MS, config().BATON_SQLITE_BUSY_TIMEOUT_MS);
+  const factory = new PrismaBetterSQLite3({ url: `file:${file}`, timeout });
   // Keep a hand on the adapter's connection: the adapter makes exactly one per client.
   const adapter: SqlDriverAdapterFactory = {
     provider: factory.provider,
@@ -105,14 +114,16 @@ export function isBusyError(error: unknown): boolean {
     if (typeof record.originalCode === "string" && BUSY_CODES.has(record.originalCode)) return true;
     if (typeof record.kind === "string" && /TransactionWriteConflict|SerializationFailure/.test(record.kind)) return true;
     if (typeof record.message === "string" && /SQLITE_BUSY|database is locked|SocketTimeout/.test(record.message)) return true;
-    current = record.cause ?? record.meta;
+    // An ORM call's error (P1008) carries the driver's error in meta.driverAdapterError.
+    current = record.cause ?? record.driverAdapterError ?? record.meta;
   }
   return false;
 }
 
 /**
- * Runs `work` in one transaction, retrying a few times when another process
- * holds the write lock; past that, a 503 the client may retry.
+ * Runs `work` in one transaction, retrying while another process holds the
+ * write lock, for up to BATON_SQLITE_BUSY_TIMEOUT_MS; past that, a 503 the
+ * client may retry. The waits are timers, so the process keeps serving meanwhile.
  * Every write goes through here: the SQLite adapter has one connection per
  * process, so a write outside a transaction joins whichever transaction is
  * open, and is rolled back with it.
@@ -121,9 +132,10 @@ export function isBusyError(error: unknown): boolean {
  * its commit (docs/decisions/023): writers run one at a time, as they do on
  * SQLite, so every rule written for SQLite (read, decide, write) holds across
  * instances, and ledger seqs become visible in the order they were taken, which
- * the live feed and the webhook notifier's cursor rely on.
+ * the live feed and the webhook notifier's cursor rely on. Serialization
+ * failures and deadlocks are retried like SQLite's busy errors.
  */
-const BUSY_ATTEMPTS = 8;
+const BUSY_RETRY_MAX_WAIT_MS = 250;
 /** The advisory lock key of Baton's writers ("baton-w" in ASCII). */
 export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
 
@@ -139,16 +151,19 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { 
           return work(tx);
         }
       : work;
+  const deadline = Date.now() + config().BATON_SQLITE_BUSY_TIMEOUT_MS;
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.$transaction(serialised, { maxWait: 10_000, timeout: options.timeoutMs ?? TRANSACTION_TIMEOUT_MS });
     } catch (error) {
       if (!isBusyError(error)) throw error;
-      if (attempt >= BUSY_ATTEMPTS) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
         throw new BatonError("unavailable", "The database is busy; retry shortly.", null, 1);
       }
-      // Jittered, growing waits (about 1.5 s in all) so that competing writers spread out.
-      await new Promise((resolve) => setTimeout(resolve, 10 * attempt * attempt * (0.5 + Math.random())));
+      // Jittered, growing waits so that competing writers spread out.
+      const wait = Math.min(BUSY_RETRY_MAX_WAIT_MS, 10 * attempt * attempt) * (0.5 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, Math.min(left, wait)));
     }
   }
 }

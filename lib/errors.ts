@@ -23,7 +23,18 @@ export const ERROR_STATUS = {
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+// One symbol for every copy of this module: Next bundles lib/ separately into the
+// server's instrumentation and each route, and work started by one copy (the ingest
+// writer's queue, shared on globalThis) can fail a request served by another.
+const BATON_ERROR = Symbol.for("baton.BatonError");
+
 export class BatonError extends Error {
+  /** `instanceof` recognises a BatonError from any copy of this module, not only this class object. */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as { [BATON_ERROR]?: unknown })[BATON_ERROR] === true;
+  }
+
+  readonly [BATON_ERROR] = true;
   readonly code: ErrorCode;
   readonly details: unknown;
   readonly retryAfterSeconds: number | undefined;

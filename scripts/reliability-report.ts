@@ -16,7 +16,11 @@ const TITLES: Record<string, string> = {
   paths: "Paths (lib/hardening/paths.test.ts)",
   secrets: "Secrets (lib/hardening/secrets.test.ts)",
   access: "Access (lib/hardening/access.test.ts)",
-  "hostile-content": "Hostile content (e2e/hostile-content.spec.ts)",
+  "hostile-content": "Hostile content (e2e/hostile-content.spec.ts, Chromium against next start)",
+  memory: "Memory during 50 MiB attempts (e2e/memory.spec.ts, real HTTP to next start)",
+  "busy-database": "Busy database (e2e/busy-database.spec.ts, real HTTP to next start)",
+  overload: "Overload (e2e/overload.spec.ts, real HTTP to next start)",
+  "crash-safety": "Crash safety (e2e/crash-safety.spec.ts, SIGKILL of next start)",
 };
 
 function git(...args: string[]): string {
@@ -37,7 +41,8 @@ export function renderReliability(sections: ReliabilitySection[], commit: string
     "then runs `tsx scripts/reliability-report.ts`); `npm run test:hardening` re-measures the",
     "in-process sections alone. Sections from `lib/hardening/` send requests through the real route",
     "handlers in-process (HTTP semantics without the socket) against a temporary SQLite file;",
-    "sections from `e2e/` drive the production build over real HTTP (and Chromium), on SQLite.",
+    "sections from `e2e/` drive a production `next start` over real HTTP (and Chromium), on SQLite,",
+    "on a shared 2-core machine.",
     "",
     `Commit: \`${commit || "unknown"}\`${dirty ? " (with uncommitted changes)" : ""}`,
     "",

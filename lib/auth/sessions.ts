@@ -86,7 +86,13 @@ export async function personOfSession(secret: string | undefined | null): Promis
   if (!session || session.endedAt || session.user.disabledAt) return null;
   if (session.expiresAt.getTime() <= now || now - session.lastSeenAt.getTime() > SESSION_IDLE_MS) return null;
   if (now - session.lastSeenAt.getTime() > TOUCH_EVERY_MS) {
-    await inTransaction((tx) => tx.session.update({ where: { id: session.id }, data: { lastSeenAt: new Date(now) } }));
+    try {
+      await inTransaction((tx) => tx.session.update({ where: { id: session.id }, data: { lastSeenAt: new Date(now) } }));
+    } catch (error) {
+      // The idle clock is bookkeeping: a busy database must not sign the person out of
+      // this request (it would answer 503); the next request touches it.
+      if (!(error instanceof BatonError && error.code === "unavailable")) throw error;
+    }
   }
   return toPerson(session.user);
 }

@@ -156,7 +156,14 @@ export async function authenticateBearer(header: string | null, scope: TokenScop
   const now = Date.now();
   if (now - (lastUsedWrites.get(row.id) ?? 0) > LAST_USED_WRITE_INTERVAL_MS) {
     lastUsedWrites.set(row.id, now);
-    await inTransaction((tx) => tx.$executeRaw`UPDATE "ApiToken" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${row.id}`);
+    try {
+      await inTransaction((tx) => tx.$executeRaw`UPDATE "ApiToken" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${row.id}`);
+    } catch (error) {
+      // Bookkeeping: a busy database must not refuse the request it describes (a read
+      // would answer 503 for it). The next request writes it.
+      if (!(error instanceof BatonError && error.code === "unavailable")) throw error;
+      lastUsedWrites.delete(row.id);
+    }
   }
   return { id: row.id, name: row.name, scopes };
 }

@@ -22,7 +22,7 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-describe("pushPacketText after a 429", () => {
+describe("pushPacketText after a 429 or a 503", () => {
   it("waits the Retry-After and sends again", async () => {
     const fetch = vi.fn().mockResolvedValueOnce(limited("2")).mockResolvedValueOnce(limited("1")).mockResolvedValueOnce(stored());
     vi.stubGlobal("fetch", fetch);
@@ -43,5 +43,17 @@ describe("pushPacketText after a 429", () => {
     const long = retryWith();
     expect(await pushPacketText(target, "{}", long.retry)).toMatchObject({ ok: false, status: 429 });
     expect(long.waits).toEqual([]);
+  });
+
+  it("waits out a 503 (busy or overloaded) the same way", async () => {
+    const unavailable = new Response(JSON.stringify({ error: { code: "unavailable", message: "busy", details: null } }), {
+      status: 503,
+      headers: { "retry-after": "1" },
+    });
+    const fetch = vi.fn().mockResolvedValueOnce(unavailable).mockResolvedValueOnce(stored());
+    vi.stubGlobal("fetch", fetch);
+    const { retry, waits } = retryWith();
+    expect(await pushPacketText(target, "{}", retry)).toMatchObject({ ok: true, status: 201 });
+    expect(waits).toEqual([1000]);
   });
 });

@@ -17,14 +17,20 @@ export function pushTargetFromEnv(env: NodeJS.ProcessEnv = process.env): PushTar
   return { url, token };
 }
 
-/** How `baton push` waits out a 429 (a token over its rate limit, decision 021): nothing was stored, so sending again is safe. */
+/**
+ * How `baton push` waits out a 429 (a token over its rate limit, decision 021) or a
+ * 503 (another process held the database's write lock too long): nothing was stored,
+ * so sending again is safe (and content stored meanwhile would answer "duplicate").
+ */
 export interface PushRetry {
-  /** Sends again after a 429 at most this many times. */
+  /** Sends again after a 429 or 503 at most this many times. */
   retries: number;
   /** Longest wait honoured per retry (a longer Retry-After fails the packet instead). */
   maxWaitSeconds: number;
   sleep: (ms: number) => Promise<void>;
 }
+
+const RETRIED_STATUSES = new Set([429, 503]);
 
 const DEFAULT_RETRY: PushRetry = {
   retries: 5,
@@ -48,7 +54,7 @@ export async function pushPacketText(target: PushTarget, body: string, retry: Pu
     } catch (error) {
       return { ok: false, status: null, message: `cannot reach ${target.url}: ${(error as Error).message}` };
     }
-    if (response.status !== 429 || attempt >= retry.retries) break;
+    if (!RETRIED_STATUSES.has(response.status) || attempt >= retry.retries) break;
     const header = response.headers.get("retry-after") ?? "";
     const wait = /^\d+$/.test(header.trim()) ? Math.max(1, Number(header.trim())) : 1;
     if (wait > retry.maxWaitSeconds) break;

@@ -135,12 +135,16 @@ async function drain(): Promise<void> {
       try {
         await writeTogether(batch);
       } catch (error) {
-        // A busy database fails the whole batch alike; anything else is retried
-        // item by item, so one packet's problem never fails its neighbours.
-        if (error instanceof BatonError || batch.length === 1) {
-          if (batch.length === 1) await writeAlone(batch[0]!);
-          else for (const waiting of batch) waiting.reject(error);
+        if (error instanceof BatonError) {
+          // A busy database (503, after inTransaction waited its whole busy timeout)
+          // fails the batch alike, and the packets that queued up meanwhile: each
+          // would otherwise wait out another timeout behind it, to the same answer.
+          const failed = error.code === "unavailable" ? [...batch, ...queue.waiting.splice(0)] : batch;
+          for (const waiting of failed) waiting.reject(error);
+        } else if (batch.length === 1) {
+          await writeAlone(batch[0]!);
         } else {
+          // Anything else is retried item by item, so one packet's problem never fails its neighbours.
           for (const waiting of batch) await writeAlone(waiting);
         }
       }

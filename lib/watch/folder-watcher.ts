@@ -1,6 +1,7 @@
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { config } from "../config";
+import { BatonError } from "../errors";
 import { ingestHandoffFile } from "./ingest-file";
 import { findChangedHandoffs } from "./rescan";
 
@@ -21,6 +22,8 @@ export interface FolderWatcher {
  */
 export function watchHandoffFolders(folders: string[], options: { rescanMs?: number } = {}): FolderWatcher {
   const queues = new Map<string, Promise<void>>();
+  // What the periodic rescan has seen of each file (below).
+  const seen = new Map<string, string>();
   const watcher: FSWatcher = watch(folders, {
     ignoreInitial: false,
     persistent: true,
@@ -36,7 +39,11 @@ export function watchHandoffFolders(folders: string[], options: { rescanMs?: num
       .then(() => ingestHandoffFile(file))
       .then(
         () => undefined,
-        (error: unknown) => console.error(`baton: watching ${file} failed:`, error instanceof Error ? error.message : error),
+        (error: unknown) => {
+          console.error(`baton: watching ${file} failed:`, error instanceof Error ? error.message : error);
+          // A busy database stored nothing: forgetting the file makes the next rescan take it again.
+          if (error instanceof BatonError && error.code === "unavailable") seen.delete(file);
+        },
       );
     queues.set(file, next);
     void next.finally(() => {
@@ -51,7 +58,6 @@ export function watchHandoffFolders(folders: string[], options: { rescanMs?: num
 
   // A periodic rescan catches what the watcher missed (a file written into a folder
   // created a moment before); re-reading known content is only a dedupe.
-  const seen = new Map<string, string>();
   let rescanning: Promise<void> = ready.then(() => findChangedHandoffs(folders, seen).then(() => undefined));
   const timer = setInterval(() => {
     rescanning = rescanning
