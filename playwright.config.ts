@@ -5,6 +5,17 @@ import { E2E_RESULTS } from "./e2e/support/paths";
 
 export const E2E_PORT = Number(process.env.BATON_E2E_PORT ?? 3210);
 
+/**
+ * The PostgreSQL pass (npm run test:postgresql) runs every spec against the suite's server
+ * on PostgreSQL, except those that start SQLite servers of their own to test the server
+ * process itself (a locked SQLite file, SIGKILL, overload, memory): run once, in the first
+ * pass. instances.spec.ts starts two instances on one PostgreSQL database: that pass only.
+ */
+const ON_POSTGRESQL = /^postgres(ql)?:\/\//.test(process.env.BATON_E2E_DATABASE_URL ?? "");
+const APP_IGNORE = ON_POSTGRESQL
+  ? /(empty-board|first-run|busy-database|crash-safety|overload|memory)\.spec\.ts/
+  : /(empty-board|first-run|instances)\.spec\.ts/;
+
 export default defineConfig({
   testDir: "e2e",
   fullyParallel: false,
@@ -27,7 +38,7 @@ export default defineConfig({
     { name: "empty-database", testMatch: /empty-board\.spec\.ts/, dependencies: ["first-run"], use: { storageState: ADMIN_STATE } },
     {
       name: "app",
-      testIgnore: /(empty-board|first-run)\.spec\.ts/,
+      testIgnore: APP_IGNORE,
       dependencies: ["empty-database"],
       use: { storageState: ADMIN_STATE },
     },
