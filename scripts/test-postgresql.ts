@@ -22,7 +22,7 @@ if (!TEST_POSTGRESQL_URL) {
 const RESULTS = "test-results/postgresql";
 
 function run(command: string, args: string[], env: Record<string, string> = {}): number {
-  const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, BATON_RELIABILITY_DIR: path.resolve(RESULTS, "reliability"), ...env } });
+  const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, BATON_TEST_DATABASE: "postgresql", BATON_RELIABILITY_DIR: path.resolve(RESULTS, "reliability"), ...env } });
   return result.status ?? 1;
 }
 

@@ -5,7 +5,7 @@ import { otherConnection, testsRunOnPostgresql, type OtherConnection } from "../
 import { useTempDatabase } from "../testing/temp-database";
 import { FEED_APPLICATION_NAME, PostgresqlLedgerFeed, type FeedRow } from "./postgresql-feed";
 
-// The PostgreSQL feed (LISTEN/NOTIFY across instances); runs with BATON_TEST_POSTGRESQL_URL.
+// The PostgreSQL feed (LISTEN/NOTIFY across instances); runs in the PostgreSQL pass (npm run test:postgresql).
 describe.runIf(testsRunOnPostgresql())("the PostgreSQL ledger feed", () => {
   let temp: Awaited<ReturnType<typeof useTempDatabase>>;
   let writer: OtherConnection;

@@ -2,15 +2,17 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 
 /**
- * Set BATON_TEST_POSTGRESQL_URL (a role that may CREATE DATABASE, e.g.
- * postgresql://baton:baton@127.0.0.1:5432/postgres) to run the database tests on
- * PostgreSQL: each test file, and the end-to-end server, then get a database of
- * their own on that server (`npm run test:postgresql`).
+ * BATON_TEST_POSTGRESQL_URL names a PostgreSQL role that may CREATE DATABASE (e.g.
+ * postgresql://baton:baton@127.0.0.1:5432/postgres). `npm run test:postgresql` then
+ * runs the suite again with BATON_TEST_DATABASE=postgresql: each test file, and the
+ * end-to-end server, get a database of their own on that server. Without that second
+ * variable the tests run on SQLite, even where the URL is set (CI sets it for all of
+ * `npm test`, whose first pass is SQLite's).
  */
 export const TEST_POSTGRESQL_URL = process.env.BATON_TEST_POSTGRESQL_URL ?? "";
 
 export function testsRunOnPostgresql(): boolean {
-  return TEST_POSTGRESQL_URL !== "";
+  return TEST_POSTGRESQL_URL !== "" && process.env.BATON_TEST_DATABASE === "postgresql";
 }
 
 async function onServer(sql: string): Promise<void> {

@@ -9,7 +9,7 @@ import { createPostgresqlDatabase, testsRunOnPostgresql } from "./postgresql";
 
 /**
  * A fresh, migrated database for one test file: a SQLite file in a temporary
- * folder, or (with BATON_TEST_POSTGRESQL_URL) a PostgreSQL database of its own.
+ * folder, or in the PostgreSQL pass (lib/testing/postgresql.ts) a PostgreSQL database of its own.
  * Sets DATABASE_URL; removes both when disposed. Tests own their data; `dir`
  * is a scratch folder either way.
  */
