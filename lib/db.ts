@@ -5,6 +5,7 @@ import type { SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import type BetterSqlite3 from "better-sqlite3";
 import { PrismaClient, type Prisma } from "./generated/prisma/client";
 import { config, isPostgresqlUrl, sqliteFilePath } from "./config";
+import { connectionLostError, isBusyError, isConnectionLost } from "./db-errors";
 import { BatonError } from "./errors";
 
 export type Db = PrismaClient;
@@ -89,26 +90,7 @@ export function isUniqueViolation(error: unknown): boolean {
   return record?.code === "P2002" || /Unique constraint|UniqueConstraintViolation/.test(record?.message ?? "");
 }
 
-// SQLite's busy codes; PostgreSQL's serialization failure, deadlock and lock timeout
-// (SQLSTATE 40001, 40P01, 55P03; Prisma's P2034 says the same).
-const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "40001", "40P01", "55P03", "P2034"]);
-
-/** True for a database that is busy right now (another writer), worth a retry. */
-export function isBusyError(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  let current: unknown = error;
-  while (current && typeof current === "object" && !seen.has(current)) {
-    seen.add(current);
-    const record = current as Record<string, unknown>;
-    if (typeof record.code === "string" && BUSY_CODES.has(record.code)) return true;
-    if (record.kind === "SocketTimeout") return true;
-    if (typeof record.originalCode === "string" && BUSY_CODES.has(record.originalCode)) return true;
-    if (typeof record.kind === "string" && /TransactionWriteConflict|SerializationFailure/.test(record.kind)) return true;
-    if (typeof record.message === "string" && /SQLITE_BUSY|database is locked|SocketTimeout/.test(record.message)) return true;
-    current = record.cause ?? record.meta;
-  }
-  return false;
-}
+export { isBusyError, isConnectionLost };
 
 /**
  * Runs `work` in one transaction, retrying a few times when another process
@@ -122,6 +104,12 @@ export function isBusyError(error: unknown): boolean {
  * SQLite, so every rule written for SQLite (read, decide, write) holds across
  * instances, and ledger seqs become visible in the order they were taken, which
  * the live feed and the webhook notifier's cursor rely on.
+ *
+ * A lost PostgreSQL connection (a database restart, a terminated backend) is
+ * retried too while `work` had not finished: the transaction never reached its
+ * COMMIT, so nothing of it was kept, and the pool connects afresh. Lost during
+ * the COMMIT, it may have committed: not run again, but answered 503 (a retried
+ * packet is then a duplicate, a retried human action a conflict).
  */
 const BUSY_ATTEMPTS = 8;
 /** The advisory lock key of Baton's writers ("baton-w" in ASCII). */
@@ -137,11 +125,22 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>
         }
       : work;
   for (let attempt = 1; ; attempt++) {
+    let finished = false;
     try {
-      return await db.$transaction(serialised, { maxWait: 10_000, timeout: 20_000 });
+      return await db.$transaction(
+        async (tx) => {
+          const result = await serialised(tx);
+          finished = true;
+          return result;
+        },
+        { maxWait: 10_000, timeout: 20_000 },
+      );
     } catch (error) {
-      if (!isBusyError(error)) throw error;
+      const lost = isConnectionLost(error);
+      if (lost && finished) throw connectionLostError(error);
+      if (!lost && !isBusyError(error)) throw error;
       if (attempt >= BUSY_ATTEMPTS) {
+        if (lost) throw connectionLostError(error);
         throw new BatonError("unavailable", "The database is busy; retry shortly.", null, 1);
       }
       // Jittered, growing waits (about 1.5 s in all) so that competing writers spread out.
