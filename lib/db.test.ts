@@ -1,10 +1,57 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { database, inTransaction } from "./db";
+import { closeDatabase, database, inTransaction, POSTGRESQL_POOL_SIZE, releaseOnFailedEnd } from "./db";
 import { errorResponse } from "./http/respond";
 import { testsRunOnPostgresql } from "./testing/postgresql";
 import { useTempDatabase } from "./testing/temp-database";
+
+/** A stand-in for the adapter's transaction: records what it was asked; the listed statements fail. */
+function fakeTransaction(failing: string[]) {
+  const calls: string[] = [];
+  const transaction = {
+    provider: "postgres",
+    adapterName: "fake",
+    options: { usePhantomQuery: false },
+    async queryRaw() {
+      throw new Error("not used");
+    },
+    async executeRaw(query: SqlQuery) {
+      calls.push(query.sql);
+      if (failing.includes(query.sql)) throw new Error("Client has encountered a connection error and is not queryable");
+      return 0;
+    },
+    async commit() {
+      calls.push("commit()");
+    },
+    async rollback() {
+      calls.push("rollback()");
+    },
+  } as unknown as Transaction;
+  return { transaction: releaseOnFailedEnd(transaction), calls };
+}
+const sql = (text: string): SqlQuery => ({ sql: text, args: [], argTypes: [] });
+
+describe("releaseOnFailedEnd", () => {
+  it("gives the connection back when ROLLBACK or COMMIT fails (Prisma then never would), once", async () => {
+    for (const end of ["ROLLBACK", "COMMIT"]) {
+      const { transaction, calls } = fakeTransaction([end]);
+      await expect(transaction.executeRaw(sql(end))).rejects.toThrow(/not queryable/);
+      await transaction.rollback();
+      await transaction.commit();
+      expect(calls).toEqual([end, "rollback()"]);
+    }
+  });
+
+  it("leaves other failures, and ends that succeed, to Prisma", async () => {
+    const { transaction, calls } = fakeTransaction(['SELECT 1 AS "locked"']);
+    await expect(transaction.executeRaw(sql('SELECT 1 AS "locked"'))).rejects.toThrow();
+    await transaction.executeRaw(sql("COMMIT"));
+    await transaction.commit();
+    expect(calls).toEqual(['SELECT 1 AS "locked"', "COMMIT", "commit()"]);
+  });
+});
 
 // The real thing: this process's connections terminated by the server, as in a restart.
 describe.runIf(testsRunOnPostgresql())("PostgreSQL connections terminated under Baton", () => {
@@ -42,6 +89,9 @@ describe.runIf(testsRunOnPostgresql())("PostgreSQL connections terminated under 
       .then(() => null, (error: unknown) => error);
   }
 
+  const within = <T>(promise: Promise<T>, ms: number) =>
+    Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`no answer within ${ms} ms: a leaked pool?`)))]);
+
   it("a write transaction cut before it finished runs again on a new connection; the first run left nothing", async () => {
     vi.spyOn(console, "error").mockImplementation(() => undefined);
     const runs: number[] = [];
@@ -67,5 +117,17 @@ describe.runIf(testsRunOnPostgresql())("PostgreSQL connections terminated under 
     const response = errorResponse(failure);
     expect(response.status, String(failure)).toBe(503);
     expect(response.headers.get("retry-after")).toBe("1");
+  });
+
+  it("more cut transactions than the pool has connections: the pool loses none, queries still answer", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    for (let cut = 0; cut <= POSTGRESQL_POOL_SIZE; cut++) expect(await cutTransaction()).not.toBeNull();
+    const db = await database();
+    // As many at once as the pool holds, and a transaction: each needs a connection of its own.
+    await within(Promise.all(Array.from({ length: POSTGRESQL_POOL_SIZE }, () => db.workerCursor.count())), 5_000);
+    await within(inTransaction((tx) => tx.workerCursor.count()), 5_000);
+    // And the pool can be closed: no connection is still lent out.
+    await within(closeDatabase(), 5_000);
+    await expect((await database()).workerCursor.count()).resolves.toBeGreaterThan(0);
   });
 });

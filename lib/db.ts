@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import type { SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import type { IsolationLevel, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
 import type BetterSqlite3 from "better-sqlite3";
 import { PrismaClient, type Prisma } from "./generated/prisma/client";
 import { config, isPostgresqlUrl, sqliteFilePath } from "./config";
@@ -48,7 +48,41 @@ async function openSqlite(url: string, opened: DbHolder): Promise<PrismaClient> 
 }
 
 /** Connections per instance; PostgreSQL's default max_connections (100) fits several instances. */
-const POSTGRESQL_POOL_SIZE = 10;
+export const POSTGRESQL_POOL_SIZE = 10;
+
+/**
+ * Prisma ends an interactive transaction by sending COMMIT or ROLLBACK and only
+ * then asks the adapter to give the connection back to the pool. When that
+ * statement fails (the connection was terminated: a database restart, an
+ * administrator's pg_terminate_backend), it never asks, and the pool has lost
+ * that connection for good: after POSTGRESQL_POOL_SIZE of them every query of
+ * the instance waits forever. So a failed COMMIT or ROLLBACK gives it back here;
+ * the pool drops a connection that can no longer be queried (a healthy one, whose
+ * failed COMMIT ended the transaction, is reused). Giving back happens once.
+ */
+export function releaseOnFailedEnd(transaction: Transaction): Transaction {
+  let released = false;
+  const once = (end: () => Promise<void>) => async () => {
+    if (released) return;
+    released = true;
+    await end();
+  };
+  const commit = once(transaction.commit.bind(transaction));
+  const rollback = once(transaction.rollback.bind(transaction));
+  const executeRaw = transaction.executeRaw.bind(transaction);
+  return Object.assign(transaction, {
+    commit,
+    rollback,
+    async executeRaw(query: SqlQuery): Promise<number> {
+      try {
+        return await executeRaw(query);
+      } catch (error) {
+        if (/^\s*(COMMIT|ROLLBACK)\s*$/i.test(query.sql)) await rollback().catch(() => undefined);
+        throw error;
+      }
+    },
+  });
+}
 
 async function openPostgresql(url: string): Promise<PrismaClient> {
   // Loaded only on PostgreSQL: a client generated from prisma/postgresql/schema.prisma,
@@ -57,7 +91,18 @@ async function openPostgresql(url: string): Promise<PrismaClient> {
     import("@prisma/adapter-pg"),
     import("./generated/prisma-postgresql/client"),
   ]);
-  const adapter = new PrismaPg({ connectionString: url, max: POSTGRESQL_POOL_SIZE });
+  const factory = new PrismaPg({ connectionString: url, max: POSTGRESQL_POOL_SIZE });
+  const adapter: SqlDriverAdapterFactory = {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => {
+      const connected = await factory.connect();
+      const startTransaction = connected.startTransaction.bind(connected);
+      return Object.assign(connected, {
+        startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),
+      });
+    },
+  };
   return new generated.PrismaClient({ adapter }) as unknown as PrismaClient;
 }
 
