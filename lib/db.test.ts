@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { closeDatabase, database, inTransaction, POSTGRESQL_POOL_SIZE, releaseOnFailedEnd } from "./db";
+import { closeDatabase, database, inTransaction, listenOnEveryConnection, POSTGRESQL_POOL_SIZE, releaseOnFailedEnd } from "./db";
 import { errorResponse } from "./http/respond";
 import { testsRunOnPostgresql } from "./testing/postgresql";
 import { useTempDatabase } from "./testing/temp-database";
@@ -129,5 +129,57 @@ describe.runIf(testsRunOnPostgresql())("PostgreSQL connections terminated under 
     // And the pool can be closed: no connection is still lent out.
     await within(closeDatabase(), 5_000);
     await expect((await database()).workerCursor.count()).resolves.toBeGreaterThan(0);
+  });
+
+  it("a connection's error outside any query is heard, not an uncaught exception", async () => {
+    // What happens when a new connection is ready and terminated in one read: the pool has handed it out, nobody listens yet.
+    const bare = new pg.Pool({ connectionString: temp.url, max: 1 });
+    const listened = new pg.Pool({ connectionString: temp.url, max: 1 });
+    listenOnEveryConnection(listened);
+    try {
+      const unheard = await bare.connect();
+      expect(() => unheard.emit("error", new Error("terminated"))).toThrow("terminated");
+      unheard.release(true);
+      const heard = await listened.connect();
+      expect(() => heard.emit("error", new Error("terminated"))).not.toThrow();
+      heard.release(true);
+    } finally {
+      await Promise.all([bare.end(), listened.end()]);
+    }
+  });
+
+  it("connections cut again and again under load: no uncaught exception, every failure a 503", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", onUncaught);
+    const failures: unknown[] = [];
+    let done = 0;
+    let stop = false;
+    try {
+      const db = await database();
+      const lane = async (lane: number) => {
+        for (let round = 0; !stop; round++) {
+          await inTransaction((tx) => tx.workerCursor.upsert({ where: { name: `lane-${lane}` }, create: { name: `lane-${lane}`, seq: round }, update: { seq: round } })).then(
+            () => done++,
+            (error: unknown) => failures.push(error),
+          );
+          await db.workerCursor.count().then(() => done++, (error: unknown) => failures.push(error));
+        }
+      };
+      const lanes = Promise.all(Array.from({ length: 6 }, (_, index) => lane(index)));
+      for (let cut = 0; cut < 5; cut++) {
+        await sleep(200);
+        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      }
+      await sleep(300);
+      stop = true;
+      await lanes;
+    } finally {
+      process.off("uncaughtException", onUncaught);
+    }
+    expect(uncaught).toEqual([]);
+    expect(failures.map((failure) => errorResponse(failure).status).filter((status) => status !== 503)).toEqual([]);
+    expect(done).toBeGreaterThan(failures.length);
   });
 });

@@ -3,6 +3,7 @@ import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import type { IsolationLevel, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
 import type BetterSqlite3 from "better-sqlite3";
+import type pg from "pg";
 import { PrismaClient, type Prisma } from "./generated/prisma/client";
 import { config, isPostgresqlUrl, sqliteFilePath } from "./config";
 import { connectionLostError, isBusyError, isConnectionLost } from "./db-errors";
@@ -84,6 +85,19 @@ export function releaseOnFailedEnd(transaction: Transaction): Transaction {
   });
 }
 
+/**
+ * node-postgres reports a connection's failure as an 'error' event when no query
+ * runs on it, and an 'error' event nobody hears is an uncaught exception. The pool
+ * listens while a connection is idle, the adapter while a transaction holds it,
+ * but nobody between the two: when a new connection's "ready" and its termination
+ * arrive in one read (a restart cutting connections being made), the pool has just
+ * handed it out and its taker listens only later. So every connection gets a
+ * listener for its whole life; whoever uses it next fails, and the pool drops it.
+ */
+export function listenOnEveryConnection(pool: pg.Pool): void {
+  pool.on("connect", (client) => client.on("error", () => undefined));
+}
+
 async function openPostgresql(url: string): Promise<PrismaClient> {
   // Loaded only on PostgreSQL: a client generated from prisma/postgresql/schema.prisma,
   // the same models as the SQLite one (lib/migrate/schema-source.ts), so the same type.
@@ -97,6 +111,7 @@ async function openPostgresql(url: string): Promise<PrismaClient> {
     adapterName: factory.adapterName,
     connect: async () => {
       const connected = await factory.connect();
+      listenOnEveryConnection(connected.underlyingDriver());
       const startTransaction = connected.startTransaction.bind(connected);
       return Object.assign(connected, {
         startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),
