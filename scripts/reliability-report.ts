@@ -16,6 +16,8 @@ const TITLES: Record<string, string> = {
   paths: "Paths (lib/hardening/paths.test.ts)",
   secrets: "Secrets (lib/hardening/secrets.test.ts)",
   access: "Access (lib/hardening/access.test.ts)",
+  // Recorded by the end-to-end suite on PostgreSQL (npm run test:postgresql), not by the hardening suite.
+  instances: "Two instances on one PostgreSQL database (e2e/instances.spec.ts)",
 };
 
 function git(...args: string[]): string {
