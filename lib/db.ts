@@ -1,10 +1,12 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import type { SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import type { IsolationLevel, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
 import type BetterSqlite3 from "better-sqlite3";
+import type pg from "pg";
 import { PrismaClient, type Prisma } from "./generated/prisma/client";
 import { config, isPostgresqlUrl, sqliteFilePath } from "./config";
+import { connectionLostError, isBusyError, isConnectionLost } from "./db-errors";
 import { BatonError } from "./errors";
 
 export type Db = PrismaClient;
@@ -56,7 +58,54 @@ async function openSqlite(url: string, opened: DbHolder): Promise<PrismaClient> 
 }
 
 /** Connections per instance; PostgreSQL's default max_connections (100) fits several instances. */
-const POSTGRESQL_POOL_SIZE = 10;
+export const POSTGRESQL_POOL_SIZE = 10;
+
+/**
+ * Prisma ends an interactive transaction by sending COMMIT or ROLLBACK and only
+ * then asks the adapter to give the connection back to the pool. When that
+ * statement fails (the connection was terminated: a database restart, an
+ * administrator's pg_terminate_backend), it never asks, and the pool has lost
+ * that connection for good: after POSTGRESQL_POOL_SIZE of them every query of
+ * the instance waits forever. So a failed COMMIT or ROLLBACK gives it back here;
+ * the pool drops a connection that can no longer be queried (a healthy one, whose
+ * failed COMMIT ended the transaction, is reused). Giving back happens once.
+ */
+export function releaseOnFailedEnd(transaction: Transaction): Transaction {
+  let released = false;
+  const once = (end: () => Promise<void>) => async () => {
+    if (released) return;
+    released = true;
+    await end();
+  };
+  const commit = once(transaction.commit.bind(transaction));
+  const rollback = once(transaction.rollback.bind(transaction));
+  const executeRaw = transaction.executeRaw.bind(transaction);
+  return Object.assign(transaction, {
+    commit,
+    rollback,
+    async executeRaw(query: SqlQuery): Promise<number> {
+      try {
+        return await executeRaw(query);
+      } catch (error) {
+        if (/^\s*(COMMIT|ROLLBACK)\s*$/i.test(query.sql)) await rollback().catch(() => undefined);
+        throw error;
+      }
+    },
+  });
+}
+
+/**
+ * node-postgres reports a connection's failure as an 'error' event when no query
+ * runs on it, and an 'error' event nobody hears is an uncaught exception. The pool
+ * listens while a connection is idle, the adapter while a transaction holds it,
+ * but nobody between the two: when a new connection's "ready" and its termination
+ * arrive in one read (a restart cutting connections being made), the pool has just
+ * handed it out and its taker listens only later. So every connection gets a
+ * listener for its whole life; whoever uses it next fails, and the pool drops it.
+ */
+export function listenOnEveryConnection(pool: pg.Pool): void {
+  pool.on("connect", (client) => client.on("error", () => undefined));
+}
 
 async function openPostgresql(url: string): Promise<PrismaClient> {
   // Loaded only on PostgreSQL: a client generated from prisma/postgresql/schema.prisma,
@@ -65,7 +114,19 @@ async function openPostgresql(url: string): Promise<PrismaClient> {
     import("@prisma/adapter-pg"),
     import("./generated/prisma-postgresql/client"),
   ]);
-  const adapter = new PrismaPg({ connectionString: url, max: POSTGRESQL_POOL_SIZE });
+  const factory = new PrismaPg({ connectionString: url, max: POSTGRESQL_POOL_SIZE });
+  const adapter: SqlDriverAdapterFactory = {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => {
+      const connected = await factory.connect();
+      listenOnEveryConnection(connected.underlyingDriver());
+      const startTransaction = connected.startTransaction.bind(connected);
+      return Object.assign(connected, {
+        startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),
+      });
+    },
+  };
   return new generated.PrismaClient({ adapter }) as unknown as PrismaClient;
 }
 
@@ -98,27 +159,7 @@ export function isUniqueViolation(error: unknown): boolean {
   return record?.code === "P2002" || /Unique constraint|UniqueConstraintViolation/.test(record?.message ?? "");
 }
 
-// SQLite's busy codes; PostgreSQL's serialization failure, deadlock and lock timeout
-// (SQLSTATE 40001, 40P01, 55P03; Prisma's P2034 says the same).
-const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "40001", "40P01", "55P03", "P2034"]);
-
-/** True for a database that is busy right now (another writer), worth a retry. */
-export function isBusyError(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  let current: unknown = error;
-  while (current && typeof current === "object" && !seen.has(current)) {
-    seen.add(current);
-    const record = current as Record<string, unknown>;
-    if (typeof record.code === "string" && BUSY_CODES.has(record.code)) return true;
-    if (record.kind === "SocketTimeout") return true;
-    if (typeof record.originalCode === "string" && BUSY_CODES.has(record.originalCode)) return true;
-    if (typeof record.kind === "string" && /TransactionWriteConflict|SerializationFailure/.test(record.kind)) return true;
-    if (typeof record.message === "string" && /SQLITE_BUSY|database is locked|SocketTimeout/.test(record.message)) return true;
-    // An ORM call's error (P1008) carries the driver's error in meta.driverAdapterError.
-    current = record.cause ?? record.driverAdapterError ?? record.meta;
-  }
-  return false;
-}
+export { isBusyError, isConnectionLost };
 
 /**
  * Runs `work` in one transaction, retrying while another process holds the
@@ -134,6 +175,12 @@ export function isBusyError(error: unknown): boolean {
  * instances, and ledger seqs become visible in the order they were taken, which
  * the live feed and the webhook notifier's cursor rely on. Serialization
  * failures and deadlocks are retried like SQLite's busy errors.
+ *
+ * A lost PostgreSQL connection (a database restart, a terminated backend) is
+ * retried too while `work` had not finished: the transaction never reached its
+ * COMMIT, so nothing of it was kept, and the pool connects afresh. Lost during
+ * the COMMIT, it may have committed: not run again, but answered 503 (a retried
+ * packet is then a duplicate, a retried human action a conflict).
  */
 const BUSY_RETRY_MAX_WAIT_MS = 250;
 /** The advisory lock key of Baton's writers ("baton-w" in ASCII). */
@@ -153,12 +200,23 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { 
       : work;
   const deadline = Date.now() + config().BATON_SQLITE_BUSY_TIMEOUT_MS;
   for (let attempt = 1; ; attempt++) {
+    let finished = false;
     try {
-      return await db.$transaction(serialised, { maxWait: 10_000, timeout: options.timeoutMs ?? TRANSACTION_TIMEOUT_MS });
+      return await db.$transaction(
+        async (tx) => {
+          const result = await serialised(tx);
+          finished = true;
+          return result;
+        },
+        { maxWait: 10_000, timeout: options.timeoutMs ?? TRANSACTION_TIMEOUT_MS },
+      );
     } catch (error) {
-      if (!isBusyError(error)) throw error;
+      const lost = isConnectionLost(error);
+      if (lost && finished) throw connectionLostError(error);
+      if (!lost && !isBusyError(error)) throw error;
       const left = deadline - Date.now();
       if (left <= 0) {
+        if (lost) throw connectionLostError(error);
         throw new BatonError("unavailable", "The database is busy; retry shortly.", null, 1);
       }
       // Jittered, growing waits so that competing writers spread out.

@@ -21,6 +21,8 @@ const TITLES: Record<string, string> = {
   "busy-database": "Busy database (e2e/busy-database.spec.ts, real HTTP to next start)",
   overload: "Overload (e2e/overload.spec.ts, real HTTP to next start)",
   "crash-safety": "Crash safety (e2e/crash-safety.spec.ts, SIGKILL of next start)",
+  // Recorded by the end-to-end suite on PostgreSQL (npm run test:postgresql), not by the hardening suite.
+  instances: "Two instances on one PostgreSQL database (e2e/instances.spec.ts)",
 };
 
 function git(...args: string[]): string {

@@ -1,3 +1,4 @@
+import { connectionLostError, isConnectionLost } from "../db-errors";
 import { BatonError } from "../errors";
 
 /** JSON responses; the one place where errors become HTTP statuses and bodies. */
@@ -10,6 +11,8 @@ export function jsonResponse(body: unknown, status = 200, headers: HeadersInit =
 
 export function toBatonError(error: unknown): BatonError {
   if (error instanceof BatonError) return error;
+  // A database restart or a dropped connection: the pool connects afresh, the client retries.
+  if (isConnectionLost(error)) return connectionLostError(error);
   // Never echo internals (or a secret inside a driver message) to the caller.
   console.error("baton: unexpected error", error instanceof Error ? error.stack : error);
   return new BatonError("internal", "Baton failed to handle this request; it was logged on the server.");
