@@ -35,7 +35,7 @@ const SERVER_START_TIMEOUT_MS = 60_000;
 const LIVE_BOUND_MS = 5_000;
 const ADMIN = { username: "instances-admin", password: "instances e2e password" };
 
-test.skip(!testsRunOnPostgresql(), "needs BATON_TEST_POSTGRESQL_URL (a PostgreSQL role that may create databases): two instances share one PostgreSQL database");
+test.skip(!testsRunOnPostgresql(), "runs in the PostgreSQL pass (npm run test:postgresql, with BATON_TEST_POSTGRESQL_URL): two instances share one PostgreSQL database");
 test.describe.configure({ mode: "serial" });
 
 interface Instance {
