@@ -59,7 +59,9 @@ function prismaDiff(from: string | null, to: string): string {
     return execFileSync(process.execPath, [PRISMA_CLI, "migrate", "diff", ...fromArgs, "--to-schema-datamodel", toFile, "--script"], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, PRISMA_HIDE_UPDATE_MESSAGE: "1" },
+      // prisma.config.ts opens its SQLite adapter even for a diff of two files: a scratch
+      // file here, since the default (./data/baton.db) has no folder in a fresh clone.
+      env: { ...process.env, DATABASE_URL: `file:${path.join(dir, "scratch.db")}`, PRISMA_HIDE_UPDATE_MESSAGE: "1" },
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
