@@ -193,6 +193,9 @@ test.describe("XSS payloads in every agent-provided field, on every page: nothin
       const markers = timeline.getByRole("link", { name: /^Version \d+ of / });
       await markers.first().hover();
       await expect(timeline.getByRole("tooltip")).toContainText(run);
+      // The pointer leaves first: a hovered marker keeps its tooltip open beside the focused one's.
+      await timeline.mouse.move(0, 0);
+      await expect(timeline.getByRole("tooltip")).toHaveCount(0);
       await markers.last().focus();
       await expect(timeline.getByRole("tooltip")).toContainText(run);
       await expectNothingRan(timeline, "timeline tooltip");
