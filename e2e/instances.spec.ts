@@ -1,7 +1,6 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { get as httpGet, type ClientRequest } from "node:http";
-import { createServer } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
@@ -14,6 +13,7 @@ import { fromPage, signInApi } from "./support/people";
 import { migrateDatabase } from "../lib/migrate/index";
 import { recordFigure } from "../lib/testing/reliability";
 import { createPostgresqlDatabase, testsRunOnPostgresql } from "../lib/testing/postgresql";
+import { batonCli, freePort } from "./support/own-server";
 import { startTestReceiver, type TestReceiver } from "../lib/webhooks/test-receiver";
 
 /**
@@ -35,7 +35,8 @@ const SERVER_START_TIMEOUT_MS = 60_000;
 const LIVE_BOUND_MS = 5_000;
 const ADMIN = { username: "instances-admin", password: "instances e2e password" };
 
-test.skip(!testsRunOnPostgresql(), "runs in the PostgreSQL pass (npm run test:postgresql, with BATON_TEST_POSTGRESQL_URL): two instances share one PostgreSQL database");
+// Only in the PostgreSQL pass: playwright.config.ts leaves this spec out of the SQLite one.
+if (!testsRunOnPostgresql()) throw new Error("instances.spec.ts needs the PostgreSQL pass: npm run test:postgresql with BATON_TEST_POSTGRESQL_URL");
 test.describe.configure({ mode: "serial" });
 
 interface Instance {
@@ -44,27 +45,6 @@ interface Instance {
   child: ChildProcess;
   log: string[];
   api: APIRequestContext;
-}
-
-/** A free TCP port on the loopback interface. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-/** The `baton` CLI against the spec's database. */
-function baton(databaseUrl: string, args: string[], env: Record<string, string> = {}): string {
-  return execFileSync(process.execPath, ["bin/baton.js", ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-  }).trim();
 }
 
 /** The suite's build (BATON_DIST_DIR, as next.config.ts reads it), served by one more `next start` on the shared database. */
@@ -203,8 +183,8 @@ test.beforeAll(async ({ browser }) => {
   await migrateDatabase(databaseUrl);
   db = new pg.Client({ connectionString: databaseUrl, application_name: "baton-instances-spec" });
   await db.connect();
-  baton(databaseUrl, ["user", "create", ADMIN.username, "--role", "admin"], { BATON_PASSWORD: ADMIN.password });
-  token = baton(databaseUrl, ["token", "create", "--name", "instances-agent", "--scope", "packets:write", "packets:read"]).split("\n").pop()!;
+  batonCli(databaseUrl, ["user", "create", ADMIN.username, "--role", "admin"], { BATON_PASSWORD: ADMIN.password });
+  token = batonCli(databaseUrl, ["token", "create", "--name", "instances-agent", "--scope", "packets:write", "packets:read"]).split("\n").pop()!;
   [a, b] = await Promise.all([startInstance("A", databaseUrl), startInstance("B", databaseUrl)]);
   // The watchdog's thread: silent from now on, so it goes stale while both instances check.
   await ingestStored(a, packetFor(staleKey));

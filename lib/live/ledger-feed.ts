@@ -3,7 +3,7 @@ import { config, isPostgresqlUrl, sqliteFilePath } from "../config";
 import { BatonError } from "../errors";
 import { onLedger } from "../ledger/bus";
 import { toLedgerEventDto, type LedgerEventDto } from "../ledger/events";
-import { PostgresqlLedgerFeed } from "./postgresql-feed";
+import { PostgresqlLedgerFeed, type FeedRow } from "./postgresql-feed";
 
 /**
  * The live feed of the ledger: ONE per process, shared by every open stream.
@@ -51,15 +51,8 @@ interface Subscriber {
   onReset?: LedgerResetListener;
 }
 
-interface EventRow {
-  seq: number;
-  at: string | number;
-  kind: string;
-  threadKey: string | null;
-  versionId: string | null;
-  actor: string;
-  data: string;
-}
+/** A ledger row as both feeds read it. */
+type EventRow = FeedRow;
 
 interface OpenFeed {
   connection: Database.Database;
