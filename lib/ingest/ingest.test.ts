@@ -554,3 +554,53 @@ describe("later fixes", () => {
     expect(after.activeVersionId).toBe(newer.packet_id);
   });
 });
+
+/**
+ * Arrival order decides every tie (decision 024): without created_at, packets of one
+ * thread received in the same millisecond tie on both timestamps, and the random tail
+ * of their ids used to pick the active one (16 of 20 batches wrong before the fix).
+ */
+describe("arrival order", () => {
+  it("makes the last packet of each batch active, for 20 batches of 5 packets of a new thread", async () => {
+    for (let round = 0; round < 20; round++) {
+      const project = `acme/batch-order-${round}`;
+      const packets = Array.from({ length: 5 }, (_, index) => packet(project, "main", { summary: `round ${round} packet ${index}` }));
+      const answer = await ingestRequestBody(JSON.stringify({ packets }), 10, http);
+      const results = (answer.body as { results: { packet_id: string; thread_key: string }[] }).results;
+      const thread = await threadRow(results[0]!.thread_key);
+      expect(thread.activeVersionId, `round ${round}`).toBe(results[4]!.packet_id);
+    }
+  });
+
+  it("makes the last of several packets received in the same millisecond active, one after another", async () => {
+    const receivedAt = new Date(T0 + 7 * HOUR);
+    for (let round = 0; round < 10; round++) {
+      const project = `acme/same-ms-${round}`;
+      let last = "";
+      for (let index = 0; index < 4; index++) {
+        const result = await ingestPacket(packet(project, "main", { summary: `same ms ${round}.${index}` }), http, receivedAt);
+        expect(result.active, `round ${round} packet ${index}`).toBe(true);
+        last = result.packet_id;
+      }
+      expect((await threadRow(`${project}@main`)).activeVersionId).toBe(last);
+    }
+  });
+
+  it("gives every new version the next arrival sequence, and a duplicate none", async () => {
+    const first = await ingestPacket(packet("acme/seq", "main", { summary: "seq one" }), http);
+    const second = await ingestPacket(packet("acme/seq", "main", { summary: "seq two" }), http);
+    await ingestPacket(packet("acme/seq", "main", { summary: "seq two" }), http);
+    const db = await database();
+    const rows = await db.packetVersion.findMany({ where: { id: { in: [first.packet_id, second.packet_id] } }, orderBy: { arrivalSeq: "asc" } });
+    expect(rows.map((row) => row.id)).toEqual([first.packet_id, second.packet_id]);
+    expect(rows[1]!.arrivalSeq! - rows[0]!.arrivalSeq!).toBe(1);
+    expect((await threadRow(second.thread_key)).activeArrivalSeq).toBe(rows[1]!.arrivalSeq);
+  });
+
+  it("still lets a later created_at win over a later arrival", async () => {
+    const newer = await ingestPacket(packet("acme/seq-created", "main", { created_at: iso(T0 + HOUR) }), http, new Date(T0 + 2 * HOUR));
+    const older = await ingestPacket(packet("acme/seq-created", "main", { created_at: iso(T0), summary: "older" }), http, new Date(T0 + 2 * HOUR));
+    expect(older.active).toBe(false);
+    expect((await threadRow(newer.thread_key)).activeVersionId).toBe(newer.packet_id);
+  });
+});

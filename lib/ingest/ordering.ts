@@ -2,12 +2,16 @@ import { CLOCK_SKEW_MS } from "../packet/lint";
 
 /**
  * Ordering within a thread: the producer's created_at when present and sane
- * (not more than 24 h in the future), else Baton's received_at. Ties go to the
- * later arrival, then to the larger (time-sortable) id.
+ * (not more than 24 h in the future), else Baton's received_at. A tie goes to
+ * the later arrival: received_at, then within one millisecond the arrival
+ * sequence (commit order, the same across instances); the larger id only for
+ * versions stored before sequences existed. Decision 024.
  */
 export interface OrderKey {
   sortAt: Date;
   receivedAt: Date;
+  /** Null for versions stored before arrival sequences existed. */
+  arrivalSeq: number | null;
   id: string;
 }
 
@@ -21,5 +25,6 @@ export function isNewer(candidate: OrderKey, current: OrderKey): boolean {
   if (bySort !== 0) return bySort > 0;
   const byArrival = candidate.receivedAt.getTime() - current.receivedAt.getTime();
   if (byArrival !== 0) return byArrival > 0;
+  if (candidate.arrivalSeq !== null && current.arrivalSeq !== null) return candidate.arrivalSeq > current.arrivalSeq;
   return candidate.id > current.id;
 }

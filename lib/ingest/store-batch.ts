@@ -6,7 +6,7 @@ import type { Flag } from "../packet/lint";
 import { appendLedgerEvents, type NewLedgerEvent } from "../ledger/events";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../lessons/failed-attempts";
 import { isNewer, sortTimeFor } from "./ordering";
-import { insertRows, updateOnConflict } from "../sql";
+import { inChunks, insertRows, updateOnConflict } from "../sql";
 import type { IngestResult, PendingPacket } from "./types";
 
 /** A thread as the batch sees it: read once, then changed in memory, written once. */
@@ -19,6 +19,7 @@ interface ThreadState {
   activeVersionId: string | null;
   activeSortAt: Date | null;
   activeReceivedAt: Date | null;
+  activeArrivalSeq: number | null;
   createdAt: Date;
   updatedAt: Date;
   agent: string | null;
@@ -37,29 +38,31 @@ const asDate = (value: string | Date | null) => (value === null ? null : value i
 
 const VERSION_COLUMNS = [
   "id", "threadId", "contentHash", "receivedJson", "canonicalJson", "source", "sourcePath", "workspaceRoot",
-  "producerCreatedAt", "receivedAt", "sortAt", "flags", "nextAction", "highestSeverity", "riskCounts",
+  "producerCreatedAt", "receivedAt", "sortAt", "arrivalSeq", "flags", "nextAction", "highestSeverity", "riskCounts",
   "questionCount", "summary", "agent", "project", "branch", "topic", "taskId", "sessionId",
 ] as const;
 const RISK_COLUMNS = ["id", "versionId", "threadId", "position", "riskId", "severity", "severityRaw", "detail", "mitigation", "fingerprint"] as const;
 const QUESTION_COLUMNS = ["id", "versionId", "threadId", "position", "questionId", "question", "context", "options", "blocking"] as const;
 const THREAD_COLUMNS = [
-  "id", "key", "archived", "activeVersionId", "activeSortAt", "activeReceivedAt", "agent", "project", "branch", "topic",
+  "id", "key", "archived", "activeVersionId", "activeSortAt", "activeReceivedAt", "activeArrivalSeq", "agent", "project", "branch", "topic",
   "createdAt", "updatedAt",
 ] as const;
 const THREAD_UPDATED_COLUMNS = THREAD_COLUMNS.filter((column) => column !== "id" && column !== "key" && column !== "createdAt");
 
 async function readExistingVersions(sql: SqlExecutor, hashes: string[]): Promise<Map<string, StoredVersion>> {
   if (!hashes.length) return new Map();
-  const rows = await sql.query<{ id: string; flags: string; contentHash: string; threadKey: string }>(Prisma.sql`
-    SELECT v."id", v."flags", v."contentHash", t."key" AS "threadKey"
-    FROM "PacketVersion" v JOIN "Thread" t ON t."id" = v."threadId"
-    WHERE v."contentHash" IN (${Prisma.join(hashes)})`);
+  const rows = await inChunks(hashes, (chunk) =>
+    sql.query<{ id: string; flags: string; contentHash: string; threadKey: string }>(Prisma.sql`
+      SELECT v."id", v."flags", v."contentHash", t."key" AS "threadKey"
+      FROM "PacketVersion" v JOIN "Thread" t ON t."id" = v."threadId"
+      WHERE v."contentHash" IN (${Prisma.join(chunk)})`),
+  );
   return new Map(rows.map((row) => [row.contentHash, { id: row.id, threadKey: row.threadKey, flags: JSON.parse(row.flags) as Flag[] }]));
 }
 
 async function readThreads(sql: SqlExecutor, keys: string[]): Promise<Map<string, ThreadState>> {
   if (!keys.length) return new Map();
-  const rows = await sql.query<
+  const rows = await inChunks(keys, (chunk) => sql.query<
     {
       id: string;
       key: string;
@@ -67,6 +70,7 @@ async function readThreads(sql: SqlExecutor, keys: string[]): Promise<Map<string
       activeVersionId: string | null;
       activeSortAt: string | Date | null;
       activeReceivedAt: string | Date | null;
+      activeArrivalSeq: number | bigint | null;
       createdAt: string | Date;
       updatedAt: string | Date;
       agent: string | null;
@@ -74,7 +78,7 @@ async function readThreads(sql: SqlExecutor, keys: string[]): Promise<Map<string
       branch: string | null;
       topic: string | null;
     }
-  >(Prisma.sql`SELECT ${Prisma.raw(THREAD_COLUMNS.map((column) => `"${column}"`).join(", "))} FROM "Thread" WHERE "key" IN (${Prisma.join(keys)})`);
+  >(Prisma.sql`SELECT ${Prisma.raw(THREAD_COLUMNS.map((column) => `"${column}"`).join(", "))} FROM "Thread" WHERE "key" IN (${Prisma.join(chunk)})`));
   return new Map(
     rows.map((row) => [
       row.key,
@@ -85,11 +89,22 @@ async function readThreads(sql: SqlExecutor, keys: string[]): Promise<Map<string
         archived: Boolean(Number(row.archived)),
         activeSortAt: asDate(row.activeSortAt),
         activeReceivedAt: asDate(row.activeReceivedAt),
+        activeArrivalSeq: row.activeArrivalSeq === null ? null : Number(row.activeArrivalSeq),
         createdAt: asDate(row.createdAt)!,
         updatedAt: asDate(row.updatedAt)!,
       },
     ]),
   );
+}
+
+/**
+ * The last arrival sequence given. Writers take turns (one SQLite writer; on PostgreSQL
+ * every write transaction first takes one advisory lock), so the next is this plus one,
+ * in one process and across instances; the unique index refuses a duplicate anyway.
+ */
+async function lastArrivalSeq(sql: SqlExecutor): Promise<number> {
+  const [row] = await sql.query<{ seq: number | bigint | null }>(Prisma.sql`SELECT MAX("arrivalSeq") AS "seq" FROM "PacketVersion"`);
+  return Number(row?.seq ?? 0);
 }
 
 const keyReused = (key: string) =>
@@ -142,6 +157,7 @@ export async function storeBatch(
   const open = items.map((item, index) => ({ item, index })).filter(({ index }) => results[index] === undefined);
   const known = await readExistingVersions(sql, [...new Set(open.map(({ item }) => item.packet.contentHash))]);
   const threads = await readThreads(sql, [...new Set(open.map(({ item }) => item.packet.threadKey))]);
+  let arrivalSeq = await lastArrivalSeq(sql);
 
   const versionRows: unknown[][] = [];
   const riskRows: unknown[][] = [];
@@ -167,8 +183,9 @@ export async function storeBatch(
     } else {
       const versionId = newId("pv", receivedAt.getTime());
       const thread = threadFor(threads, packet.threadKey, receivedAt);
-      const becomesActive = planVersion(item, versionId, thread, pushEvent);
-      collectRows(item, versionId, thread.id, versionRows, riskRows, questionRows);
+      arrivalSeq += 1;
+      const becomesActive = planVersion(item, versionId, arrivalSeq, thread, pushEvent);
+      collectRows(item, versionId, arrivalSeq, thread.id, versionRows, riskRows, questionRows);
       failedRows.push(...failedAttemptRows(packet.canonical.failed_attempts, { versionId, threadId: thread.id, receivedAt }));
       known.set(packet.contentHash, { id: versionId, threadKey: packet.threadKey, flags: packet.flags });
       result = { packet_id: versionId, thread_key: packet.threadKey, flags: packet.flags, duplicate: false, active: becomesActive };
@@ -181,7 +198,7 @@ export async function storeBatch(
   const changed = [...threads.values()].filter((thread) => thread.changed);
   const threadRow = (thread: ThreadState, withActive: boolean) => [
     thread.id, thread.key, thread.archived, withActive ? thread.activeVersionId : null,
-    withActive ? thread.activeSortAt : null, withActive ? thread.activeReceivedAt : null,
+    withActive ? thread.activeSortAt : null, withActive ? thread.activeReceivedAt : null, withActive ? thread.activeArrivalSeq : null,
     thread.agent, thread.project, thread.branch, thread.topic, thread.createdAt, thread.updatedAt,
   ];
   await insertRows(sql, "Thread", THREAD_COLUMNS, changed.filter((t) => t.isNew).map((t) => threadRow(t, false)));
@@ -207,6 +224,7 @@ function threadFor(threads: Map<string, ThreadState>, key: string, receivedAt: D
       activeVersionId: null,
       activeSortAt: null,
       activeReceivedAt: null,
+      activeArrivalSeq: null,
       createdAt: receivedAt,
       updatedAt: receivedAt,
       agent: null,
@@ -223,6 +241,7 @@ function threadFor(threads: Map<string, ThreadState>, key: string, receivedAt: D
 function planVersion(
   item: PendingPacket,
   versionId: string,
+  arrivalSeq: number,
   thread: ThreadState,
   pushEvent: (at: Date, event: NewLedgerEvent) => void,
 ): boolean {
@@ -233,7 +252,10 @@ function planVersion(
     !thread.activeVersionId ||
     !thread.activeSortAt ||
     !thread.activeReceivedAt ||
-    isNewer({ sortAt, receivedAt, id: versionId }, { sortAt: thread.activeSortAt, receivedAt: thread.activeReceivedAt, id: thread.activeVersionId });
+    isNewer(
+      { sortAt, receivedAt, arrivalSeq, id: versionId },
+      { sortAt: thread.activeSortAt, receivedAt: thread.activeReceivedAt, arrivalSeq: thread.activeArrivalSeq, id: thread.activeVersionId },
+    );
   const wasArchived = thread.archived;
   const producerArchives = becomesActive && canonical.status === "archived";
   const previousActive = thread.activeVersionId;
@@ -245,6 +267,7 @@ function planVersion(
       activeVersionId: versionId,
       activeSortAt: sortAt,
       activeReceivedAt: receivedAt,
+      activeArrivalSeq: arrivalSeq,
       updatedAt: receivedAt,
       agent: canonical.agent?.name ?? null,
       project: canonical.project ?? null,
@@ -295,6 +318,7 @@ function planVersion(
 function collectRows(
   item: PendingPacket,
   versionId: string,
+  arrivalSeq: number,
   threadId: string,
   versionRows: unknown[][],
   riskRows: unknown[][],
@@ -306,7 +330,7 @@ function collectRows(
   versionRows.push([
     versionId, threadId, packet.contentHash, JSON.stringify(packet.received), JSON.stringify(canonical), source.kind,
     source.sourcePath ?? null, source.workspaceRoot ?? null,
-    packet.createdAtMs === null ? null : new Date(packet.createdAtMs), receivedAt, sortTimeFor(packet.createdAtMs, receivedAt),
+    packet.createdAtMs === null ? null : new Date(packet.createdAtMs), receivedAt, sortTimeFor(packet.createdAtMs, receivedAt), arrivalSeq,
     JSON.stringify(packet.flags), canonical.next_action?.text ?? null, packet.highestSeverity, JSON.stringify(packet.riskCounts),
     canonical.questions_for_human?.length ?? 0, canonical.summary ?? null, canonical.agent?.name ?? null,
     canonical.project ?? null, canonical.branch ?? null, canonical.topic ?? null, canonical.task_id ?? null,

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import { z } from "zod";
-import { isNewer } from "../ingest/ordering";
+import { isNewer, type OrderKey } from "../ingest/ordering";
 
 /**
  * A read-only check that the stored ledger holds together: what a crash (or a
@@ -71,6 +71,7 @@ interface VersionRow {
   threadId: string;
   sortAt: string;
   receivedAt: string;
+  arrivalSeq: number | bigint | null;
   canonicalJson: string;
   questionCount: number | bigint;
   agent: string | null;
@@ -184,7 +185,7 @@ export function checkLedgerConsistency(db: Database.Database): ConsistencyReport
     const questions = childCounts(db, "AgentQuestion");
     const failed = childCounts(db, "FailedAttempt");
     const versionThread = new Map<string, string>();
-    const newest = new Map<string, { id: string; sortAt: Date; receivedAt: Date }>();
+    const newest = new Map<string, OrderKey>();
     let versionsAwaitingFailedAttempts = 0;
     const expectChildren = (version: VersionRow, what: string, found: { threadIds: Set<string>; count: number } | undefined, expected: number) => {
       const count = found?.count ?? 0;
@@ -193,7 +194,7 @@ export function checkLedgerConsistency(db: Database.Database): ConsistencyReport
         problems.add("child_on_another_thread", `a ${what} row of version ${version.id} names another thread than the version's`);
       }
     };
-    for (const version of db.prepare(`SELECT "id", "threadId", "sortAt", "receivedAt", "canonicalJson", "questionCount", "agent", "project", "branch", "topic" FROM "PacketVersion"`).iterate() as IterableIterator<VersionRow>) {
+    for (const version of db.prepare(`SELECT "id", "threadId", "sortAt", "receivedAt", "arrivalSeq", "canonicalJson", "questionCount", "agent", "project", "branch", "topic" FROM "PacketVersion"`).iterate() as IterableIterator<VersionRow>) {
       versionThread.set(version.id, version.threadId);
       const announced = received.get(version.id) ?? 0;
       if (announced === 0) problems.add("version_without_event", `version ${version.id} has no packet_received event`);
@@ -211,7 +212,12 @@ export function checkLedgerConsistency(db: Database.Database): ConsistencyReport
       if (failedExpected > 0 && !failed.has(version.id)) versionsAwaitingFailedAttempts++;
       else expectChildren(version, "FailedAttempt", failed.get(version.id), failedExpected);
 
-      const candidate = { id: version.id, sortAt: new Date(version.sortAt), receivedAt: new Date(version.receivedAt) };
+      const candidate = {
+        id: version.id,
+        sortAt: new Date(version.sortAt),
+        receivedAt: new Date(version.receivedAt),
+        arrivalSeq: version.arrivalSeq === null ? null : Number(version.arrivalSeq),
+      };
       const current = newest.get(version.threadId);
       if (!current || isNewer(candidate, current)) newest.set(version.threadId, candidate);
     }

@@ -19,6 +19,7 @@ export interface VersionCommit {
   id: string;
   sortAt: Date;
   receivedAt: Date;
+  arrivalSeq: number | null;
   commit: string | null;
 }
 
@@ -71,6 +72,7 @@ interface VersionRow {
   id: string;
   sortAt: string;
   receivedAt: string;
+  arrivalSeq: number | bigint | null;
   commit: unknown;
 }
 
@@ -96,13 +98,14 @@ async function freshCache(): Promise<RegressionCache> {
 async function readRecentCommits(threadId: string): Promise<VersionCommit[]> {
   const sql = await sqlExecutor();
   const rows = await sql.query<VersionRow>(
-    Prisma.sql`SELECT "id", "sortAt", "receivedAt", ${dialectSql.jsonText(databaseDialect(), '"canonicalJson"', "last_known_good_commit")} AS "commit"
+    Prisma.sql`SELECT "id", "sortAt", "receivedAt", "arrivalSeq", ${dialectSql.jsonText(databaseDialect(), '"canonicalJson"', "last_known_good_commit")} AS "commit"
       FROM "PacketVersion" WHERE "threadId" = ${threadId} ORDER BY "sortAt" DESC LIMIT ${COMMIT_HISTORY_WINDOW + 1}`,
   );
   return rows.map((row) => ({
     id: row.id,
     sortAt: new Date(row.sortAt),
     receivedAt: new Date(row.receivedAt),
+    arrivalSeq: row.arrivalSeq === null ? null : Number(row.arrivalSeq),
     commit: typeof row.commit === "string" && row.commit ? row.commit : null,
   }));
 }

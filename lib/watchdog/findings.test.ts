@@ -15,7 +15,7 @@ describe("findCommitRegression", () => {
   const T0 = Date.parse("2026-11-29T06:00:00Z");
   /** Versions v0, v1, ... reported in this order, with these commits; the last one is active. */
   const history = (...commits: (string | null)[]): VersionCommit[] =>
-    commits.map((commit, index) => ({ id: `v${index}`, sortAt: new Date(T0 + index * MINUTE), receivedAt: new Date(T0 + index * MINUTE), commit }));
+    commits.map((commit, index) => ({ id: `v${index}`, sortAt: new Date(T0 + index * MINUTE), receivedAt: new Date(T0 + index * MINUTE), arrivalSeq: index + 1, commit }));
   const activeOf = (versions: VersionCommit[]) => versions.at(-1)!.id;
   const regression = (...commits: (string | null)[]) => {
     const versions = history(...commits);

@@ -1,5 +1,6 @@
 import { inTransaction, sqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
+import { inChunks } from "../sql";
 import { announceLedger } from "../ledger/bus";
 import { appendLedgerEvents, type LedgerKind } from "../ledger/events";
 import type { Flag } from "../packet/lint";
@@ -151,12 +152,16 @@ export async function recordWatchdogFindings(now: Date = new Date()): Promise<Wa
   const kinds = Object.values(FINDING_EVENT_KINDS);
   const recorded = await inTransaction(async (tx) => {
     const sql = await sqlExecutor(tx);
-    const active = await sql.query<{ key: string; activeVersionId: string | null }>(
-      Prisma.sql`SELECT "key", "activeVersionId" FROM "Thread" WHERE "archived" = FALSE AND "key" IN (${Prisma.join(keys)})`,
+    const active = await inChunks(keys, (chunk) =>
+      sql.query<{ key: string; activeVersionId: string | null }>(
+        Prisma.sql`SELECT "key", "activeVersionId" FROM "Thread" WHERE "archived" = FALSE AND "key" IN (${Prisma.join(chunk)})`,
+      ),
     );
-    const seen = await sql.query<{ threadKey: string; versionId: string | null; kind: string }>(
-      Prisma.sql`SELECT "threadKey", "versionId", "kind" FROM "LedgerEvent"
-        WHERE "kind" IN (${Prisma.join(kinds)}) AND "threadKey" IN (${Prisma.join(keys)})`,
+    const seen = await inChunks(keys, (chunk) =>
+      sql.query<{ threadKey: string; versionId: string | null; kind: string }>(
+        Prisma.sql`SELECT "threadKey", "versionId", "kind" FROM "LedgerEvent"
+          WHERE "kind" IN (${Prisma.join(kinds)}) AND "threadKey" IN (${Prisma.join(chunk)})`,
+      ),
     );
     const activeVersion = new Map(active.map((row) => [row.key, row.activeVersionId]));
     const already = new Set(seen.map((row) => `${row.kind}\n${row.threadKey}\n${row.versionId}`));
