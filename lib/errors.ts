@@ -4,6 +4,7 @@
  */
 export const ERROR_STATUS = {
   invalid_json: 400,
+  unreadable_file: 400,
   invalid_encoding: 400,
   not_a_packet: 400,
   no_core_fields: 400,

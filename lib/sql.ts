@@ -28,6 +28,20 @@ export async function insertRows(
   }
 }
 
+/**
+ * Values per IN list. Prisma's `in:` filters on SQLite fail past 999 bound values in
+ * one statement (other filters count too), and raw lists must stay under MAX_PARAMETERS:
+ * every list that grows with input goes through inChunks.
+ */
+export const IN_LIST_MAX = 500;
+
+/** Runs `read` once per chunk of `values` (at most `size` each) and concatenates the results, in order. */
+export async function inChunks<T, R>(values: readonly T[], read: (chunk: T[]) => Promise<R[]>, size = IN_LIST_MAX): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < values.length; start += size) results.push(...(await read(values.slice(start, start + size))));
+  return results;
+}
+
 /** `ON CONFLICT ("key") DO UPDATE SET "c" = excluded."c", ...`: the same text on SQLite and PostgreSQL. */
 export function updateOnConflict(key: string, columns: readonly string[]): Prisma.Sql {
   const assignments = columns.map((column) => `${identifier(column)} = excluded.${identifier(column)}`).join(", ");

@@ -1,5 +1,6 @@
 import { config } from "../config";
 import { database } from "../db";
+import { inChunks } from "../sql";
 import type { Flag, FlagCode } from "../packet/lint";
 import { severityRank, type Severity } from "../packet/severity";
 import type { ThreadCardDto } from "../threads/dto";
@@ -109,10 +110,9 @@ async function readVerdicts(cards: ThreadCardDto[]): Promise<Map<string, Verdict
   }
   if (!misses.length) return summaries;
   const db = await database();
-  const versions = await db.packetVersion.findMany({
-    where: { id: { in: misses } },
-    select: { id: true, canonicalJson: true, workspaceRoot: true, project: true },
-  });
+  const versions = await inChunks(misses, (ids) =>
+    db.packetVersion.findMany({ where: { id: { in: ids } }, select: { id: true, canonicalJson: true, workspaceRoot: true, project: true } }),
+  );
   await Promise.all(
     versions.map(async (version) => {
       const canonical = JSON.parse(version.canonicalJson) as CanonicalPacket;
@@ -136,7 +136,9 @@ export async function loadBoard(
   // Flags that depend on the clock or on reading the reports are filtered after placing.
   const storedFlags = filters.flag.filter((flag) => !PLACED_FLAGS.has(flag));
   const where = filterWhere({ ...filters, flag: storedFlags });
-  const rows = await db.thread.findMany({ where: options.keys ? { ...where, key: { in: options.keys } } : where, select: cardSelect });
+  const rows = options.keys
+    ? await inChunks(options.keys, (keys) => db.thread.findMany({ where: { ...where, key: { in: keys } }, select: cardSelect }))
+    : await db.thread.findMany({ where, select: cardSelect });
   // Watchdog findings (lib/watchdog/findings.ts) join the flags a card carries before it is placed.
   const watchdogFlags = await loadWatchdogFlags();
   const cards = rows.map(toCard).map((card) => withFlags(card, watchdogFlags.get(card.key)));

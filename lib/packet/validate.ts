@@ -43,8 +43,23 @@ export function parseJsonText(text: string, maxDepth = JSON_MAX_DEPTH): unknown 
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new BatonError("invalid_json", `The body is not valid JSON (${(error as Error).message}). Send one JSON object.`);
+    throw new BatonError("invalid_json", `The body is not valid JSON (${describeJsonError(error)}). Send one JSON object.`);
   }
+}
+
+/**
+ * What was wrong with some JSON, without echoing any of it: the parser's own message
+ * quotes the input, and a file that is not JSON may be a secret (a symlinked .env).
+ */
+export function describeJsonError(error: unknown): string {
+  const message = error instanceof Error ? error.message : "";
+  const position = /at position (\d+)/.exec(message)?.[1];
+  const at = position === undefined ? "" : ` at position ${position}`;
+  if (/Unexpected end of JSON input/i.test(message)) return "it ends before the JSON value is complete";
+  if (/Unexpected non-whitespace character after JSON/i.test(message)) return `unexpected text after the JSON value${at}`;
+  if (/Bad control character/i.test(message)) return `a control character inside a string${at}`;
+  if (/Unexpected token|Expected/i.test(message)) return `unexpected character${at}`;
+  return `syntax error${at}`;
 }
 
 function pathToField(path: readonly PropertyKey[]): string {

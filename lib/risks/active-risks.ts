@@ -2,6 +2,7 @@ import { sqlExecutor, type Tx } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { isSeverity, severityRank, type Severity } from "../packet/severity";
 import { needsAttention, riskState, type RiskState, type StoredTriage, type TriageAction } from "./triage-state";
+import { inChunks } from "../sql";
 
 /**
  * The risks of active packets (non-archived threads), each with its triage and
@@ -112,12 +113,6 @@ function toActiveRisks(rows: Row[], now: Date): ActiveRisk[] {
   return risks;
 }
 
-async function inChunks(values: readonly string[], read: (chunk: string[]) => Promise<Row[]>): Promise<Row[]> {
-  const rows: Row[] = [];
-  for (let start = 0; start < values.length; start += IDS_PER_STATEMENT) rows.push(...(await read(values.slice(start, start + IDS_PER_STATEMENT))));
-  return rows;
-}
-
 /**
  * Active risks of every non-archived thread, or only of the given active
  * versions or thread keys. Pass `tx` to read inside a write transaction.
@@ -125,8 +120,8 @@ async function inChunks(values: readonly string[], read: (chunk: string[]) => Pr
 export async function readActiveRisks(options: { now: Date; versionIds?: readonly string[]; threadKeys?: readonly string[]; tx?: Tx }): Promise<ActiveRisk[]> {
   const { now, versionIds, threadKeys, tx } = options;
   let rows: Row[];
-  if (versionIds) rows = await inChunks(versionIds, (ids) => readRows(Prisma.sql`AND t."activeVersionId" IN (${Prisma.join(ids)})`, tx));
-  else if (threadKeys) rows = await inChunks(threadKeys, (keys) => readRows(Prisma.sql`AND t."key" IN (${Prisma.join(keys)})`, tx));
+  if (versionIds) rows = await inChunks(versionIds, (ids) => readRows(Prisma.sql`AND t."activeVersionId" IN (${Prisma.join(ids)})`, tx), IDS_PER_STATEMENT);
+  else if (threadKeys) rows = await inChunks(threadKeys, (keys) => readRows(Prisma.sql`AND t."key" IN (${Prisma.join(keys)})`, tx), IDS_PER_STATEMENT);
   else rows = await readRows(Prisma.empty, tx);
   return toActiveRisks(rows, now);
 }

@@ -1,4 +1,5 @@
 import { database } from "../db";
+import { inChunks } from "../sql";
 import type { Prisma } from "../generated/prisma/client";
 import { loadBoard } from "../board/board";
 import type { ThreadFilters } from "../threads/filters";
@@ -27,16 +28,21 @@ export function timelineSpan(window: TimelineWindow, now: Date): { from: Date; t
  */
 export async function findLaneThreads(filters: ThreadFilters, now: Date): Promise<{ threads: LaneThread[]; total: number }> {
   const db = await database();
-  const where: Prisma.ThreadWhereInput = filters.flag.length
-    ? { key: { in: (await loadBoard(filters, { now: now.getTime() })).columns.flatMap((column) => column.cards.map((card) => card.key)) } }
-    : filterWhere(filters);
+  const select = { id: true, key: true, agent: true, project: true, branch: true, topic: true } as const;
+  const orderBy: Prisma.ThreadOrderByWithRelationInput[] = [{ updatedAt: "desc" }, { id: "desc" }];
+  if (filters.flag.length) {
+    // The board's keys can be thousands: read them in chunks, then keep the most recent.
+    const keys = (await loadBoard(filters, { now: now.getTime() })).columns.flatMap((column) => column.cards.map((card) => card.key));
+    const rows = await inChunks(keys, (chunk) =>
+      db.thread.findMany({ where: { key: { in: chunk } }, select: { ...select, updatedAt: true }, orderBy, take: TIMELINE_LANES_MAX }),
+    );
+    rows.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime() || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0));
+    const threads = rows.slice(0, TIMELINE_LANES_MAX).map(({ id, key, agent, project, branch, topic }) => ({ id, key, agent, project, branch, topic }));
+    return { threads, total: keys.length };
+  }
+  const where = filterWhere(filters);
   const [threads, total] = await Promise.all([
-    db.thread.findMany({
-      where,
-      select: { id: true, key: true, agent: true, project: true, branch: true, topic: true },
-      orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
-      take: TIMELINE_LANES_MAX,
-    }),
+    db.thread.findMany({ where, select, orderBy, take: TIMELINE_LANES_MAX }),
     db.thread.count({ where }),
   ]);
   return { threads, total };

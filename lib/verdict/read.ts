@@ -2,6 +2,8 @@ import { constants } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import type { CanonicalPacket } from "../packet/canonical";
 import { inlineVerdictFailure, REVIEW_PASS_TOTAL } from "../packet/lint";
+import { describeJsonError } from "../packet/validate";
+import { readAtMost } from "../fs/read-regular-file";
 import {
   verdictReadingDto,
   type VerdictPointerReadingDto,
@@ -107,6 +109,8 @@ async function readReportFile(
     if (!(await openedInside(handle, resolved))) return { status: "refused", reason: REFUSAL.symlinkOutside };
     const stat = await handle.stat();
     if (!stat.isFile()) return { status: "invalid", reason: "not a regular file" };
+    // A hard link made inside the workspace can name any file of the same file system.
+    if (stat.nlink > 1) return { status: "refused", reason: REFUSAL.hardLink };
     const tooLarge: FileReading = { status: "invalid", reason: `larger than ${describeBytes(maxBytes)}` };
     if (stat.size > maxBytes) return tooLarge;
     const bytes = await readAtMost(handle, maxBytes + 1);
@@ -131,17 +135,6 @@ async function openedInside(handle: FileHandle, resolved: { path: string; root: 
   }
 }
 
-async function readAtMost(handle: FileHandle, limit: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(limit);
-  let filled = 0;
-  while (filled < limit) {
-    const { bytesRead } = await handle.read(buffer, filled, limit - filled, filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return buffer.subarray(0, filled);
-}
-
 function parseReportBytes(pointer: VerdictPointer, bytes: Buffer): FileReading {
   let text: string;
   try {
@@ -153,18 +146,13 @@ function parseReportBytes(pointer: VerdictPointer, bytes: Buffer): FileReading {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    return { status: "invalid", reason: `not valid JSON: ${jsonErrorMessage(error)}` };
+    return { status: "invalid", reason: `not valid JSON: ${describeJsonError(error)}` };
   }
   const parsed = parseReport(pointer.kind, json);
   return parsed.ok ? { status: "ok", report: parsed.report } : { status: "invalid", reason: parsed.reason };
 }
 
 /** V8 quotes a piece of the file in its message; a non-report file's content must not reach the page. */
-function jsonErrorMessage(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/,\s*(?:\.\.\.)?".*$/s, "").slice(0, 200);
-}
-
 function describeBytes(bytes: number): string {
   return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }

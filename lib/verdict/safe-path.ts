@@ -14,6 +14,7 @@ export const REFUSAL = {
   symlinkOutside: "symlink points outside the workspace root",
   symlinkBroken: "broken symlink",
   symlinkLoop: "symlink loop",
+  hardLink: "the file has more than one hard link (a link can name a file outside the workspace)",
 } as const;
 
 export const MISSING = {

@@ -29,6 +29,8 @@ export function watchHandoffFolders(folders: string[], options: { rescanMs?: num
     persistent: true,
     // Agents write in several steps; wait until a file's size has settled.
     awaitWriteFinish: { stabilityThreshold: 200, pollInterval: 50 },
+    // A linked folder could lead outside the watched one; a linked file is refused at read.
+    followSymlinks: false,
     ignored: (file, stats) => Boolean(stats?.isFile() && path.basename(file) !== HANDOFF_FILE),
   });
 

@@ -1,5 +1,6 @@
-import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { BatonError } from "../errors";
+import { readRegularFile } from "../fs/read-regular-file";
 import { sha256Hex } from "../packet/canonical-json";
 import { PACKET_MAX_BYTES } from "../packet/schema";
 import { parseJsonText } from "../packet/validate";
@@ -23,19 +24,29 @@ export type FileIngestOutcome =
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function readIfPresent(file: string): Promise<Buffer | null> {
-  try {
-    return await readFile(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
+/**
+ * The file's bytes, null when it is gone, or a BatonError for a file Baton will not
+ * read (a FIFO, a device, a symlink, more than a packet's limit): agent files are
+ * hostile input, never read past the limit (lib/fs/read-regular-file.ts).
+ */
+async function readIfPresent(file: string): Promise<Buffer | BatonError | null> {
+  // A linked handoff.json is read only when it leads to a file in its own folder (as write-back writes).
+  const reading = await readRegularFile(file, { maxBytes: PACKET_MAX_BYTES, linksWithin: path.dirname(file) });
+  switch (reading.kind) {
+    case "ok":
+      return reading.bytes;
+    case "missing":
+      return null;
+    case "refused":
+      return new BatonError("unreadable_file", `The file was not read: ${reading.reason}.`);
+    case "too_large":
+      return new BatonError("payload_too_large", `A packet may be at most ${PACKET_MAX_BYTES} bytes; this file is larger (${reading.size} bytes or more).`, {
+        limit_bytes: PACKET_MAX_BYTES,
+      });
   }
 }
 
 function parseFile(bytes: Buffer): unknown {
-  if (bytes.byteLength > PACKET_MAX_BYTES) {
-    throw new BatonError("payload_too_large", `A packet may be at most ${PACKET_MAX_BYTES} bytes; this file is ${bytes.byteLength}.`);
-  }
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -63,6 +74,10 @@ export async function ingestHandoffFile(file: string, options: FileIngestOptions
   for (;;) {
     const bytes = await readIfPresent(file);
     if (bytes === null) return { kind: "gone" };
+    if (bytes instanceof BatonError) {
+      lastError = bytes;
+      break;
+    }
     const digest = sha256Hex(bytes.toString("latin1"));
     try {
       const packet = parseFile(bytes);
@@ -91,7 +106,7 @@ export async function ingestHandoffFile(file: string, options: FileIngestOptions
   }
   const error = lastError!;
   const bytes = await readIfPresent(file);
-  const key = bytes ? sha256Hex(bytes.toString("latin1")) : "gone";
+  const key = bytes instanceof BatonError ? `${bytes.code}:${bytes.message}` : bytes ? sha256Hex(bytes.toString("latin1")) : "gone";
   if (reported.get(file) !== key) {
     reported.set(file, key);
     await recordLedgerEvents([

@@ -7,6 +7,7 @@ import { SEVERITIES, type Severity } from "../packet/severity";
 import { riskState, TRIAGE_ACTIONS, type StoredTriage } from "../risks/triage-state";
 import { HUMAN_ACTION_EVENTS, type NotificationEvent } from "./events";
 import type { Notification, ThreadFacts } from "./payload";
+import { inChunks } from "../sql";
 
 /**
  * What a ledger event means for people who are not watching: which
@@ -255,17 +256,19 @@ async function findRegressions(
 ): Promise<RiskRow[]> {
   const risks = uniqueBy(version.risks);
   if (!risks.length) return [];
-  const triages = await tx.riskTriage.findMany({
-    where: { threadId: version.threadId, state: "resolved", fingerprint: { in: risks.map((risk) => risk.fingerprint) } },
-  });
+  const triages = await inChunks(
+    risks.map((risk) => risk.fingerprint),
+    (fingerprints) => tx.riskTriage.findMany({ where: { threadId: version.threadId, state: "resolved", fingerprint: { in: fingerprints } } }),
+  );
   if (!triages.length) return [];
   const recorded = await tx.ledgerEvent.findMany({
     where: { threadKey: row.threadKey, kind: "risk_regressed" },
     select: { at: true, data: true },
   });
+  const byFingerprint = new Map(risks.map((risk) => [risk.fingerprint, risk]));
   const regressed: RiskRow[] = [];
   for (const triage of triages) {
-    const risk = risks.find((candidate) => candidate.fingerprint === triage.fingerprint)!;
+    const risk = byFingerprint.get(triage.fingerprint)!;
     const stored: StoredTriage = {
       state: (TRIAGE_ACTIONS as readonly string[]).includes(triage.state) ? (triage.state as StoredTriage["state"]) : "resolved",
       snoozedUntil: triage.snoozedUntil,

@@ -196,6 +196,32 @@ describe("what the notifier announces", () => {
     expect(deliveries.map((delivery) => delivery.status)).toEqual(["pending", "suppressed"]);
   });
 
+  it("a packet with 5,000 risks (one regressed) is announced, and deliveries go on after it (IN lists chunked)", async () => {
+    const webhook = await hook(["risk.critical", "risk.regressed", "question.asked"]);
+    const thread = uniqueThread("many-risks");
+    // R-0 ... R-4999: whole numbers alone would share one fingerprint.
+    const risks = Array.from({ length: 5_000 }, (_, index) => ({ severity: index % 2 ? "critical" : "high", detail: `Risk R-${index}` }));
+    const regressedFingerprint = riskFingerprint("Risk R-4999");
+    const t0 = Date.now();
+    await ingest(thread, { open_risks: risks }, new Date(t0));
+    const { id: threadId } = await (await database()).thread.findUniqueOrThrow({ where: { key: thread } });
+    await inTransaction((tx) =>
+      tx.riskTriage.create({
+        data: { threadId, fingerprint: regressedFingerprint, state: "resolved", severityAtTriage: "high", updatedAt: new Date(t0 + 1000), updatedBy: "olga" },
+      }),
+    );
+    await ingest(thread, { summary: "v2", open_risks: risks }, new Date(t0 + 2000));
+    await notifyUntilIdle();
+    // Before the fix, one statement named all 5,000 fingerprints and SQLite refused it every second, for good.
+    const events = (await deliveriesOf(webhook.id)).map((delivery) => delivery.event);
+    expect(events).toContain("risk.critical");
+    expect(events).toContain("risk.regressed");
+    const later = uniqueThread("after-many-risks");
+    await ingest(later, { questions_for_human: ["Still announced?"] });
+    await notifyUntilIdle();
+    expect((await deliveriesOf(webhook.id)).some((delivery) => delivery.threadKey === later && delivery.event === "question.asked")).toBe(true);
+  });
+
   it("tells only enabled webhooks, subscribed to the event, that existed when it happened", async () => {
     const thread = uniqueThread("who");
     const off = await hook(["question.asked"]);

@@ -1,8 +1,9 @@
-import { renameSync, statSync } from "node:fs";
+import { constants, renameSync, statSync } from "node:fs";
 import { open, realpath, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fsyncDirectory, writeTempFileBeside } from "../fs/atomic-write";
+import { PACKET_MAX_BYTES } from "../packet/schema";
 import { isInside } from "../verdict/safe-path";
 
 export type WriteBackOutcome =
@@ -12,7 +13,9 @@ export type WriteBackOutcome =
   /** The file is gone. */
   | { kind: "missing" }
   /** The path is a symlink to a file outside its own folder: Baton writes only inside the packet's folder. */
-  | { kind: "outside_folder" };
+  | { kind: "outside_folder" }
+  /** The path now holds a FIFO, a device or a folder: Baton never reads or replaces one. */
+  | { kind: "not_regular" };
 
 export interface WriteBackInput {
   path: string;
@@ -54,6 +57,7 @@ export async function writeBackHandoff(input: WriteBackInput): Promise<WriteBack
 const WRITTEN: WriteBackOutcome = { kind: "written" };
 const MISSING: WriteBackOutcome = { kind: "missing" };
 const OUTSIDE_FOLDER: WriteBackOutcome = { kind: "outside_folder" };
+const NOT_REGULAR: WriteBackOutcome = { kind: "not_regular" };
 const agentChanged = (text: string): WriteBackOutcome => ({ kind: "agent_changed", text });
 /** Returned when the agent atomically replaced the file with the version we ingested: start over on the new inode. */
 const RETRY = "retry";
@@ -80,6 +84,7 @@ async function attemptWriteBack(
   if (!handle) return MISSING;
   try {
     const opened = await handle.stat();
+    if (!opened.isFile()) return NOT_REGULAR;
     const text = await readSettled(() => readAll(handle));
     if (!holds(text)) return agentChanged(text);
 
@@ -128,6 +133,7 @@ async function renameIfUnchanged(
   const replacement = await openIfExists(file);
   if (!replacement) return MISSING;
   try {
+    if (!(await replacement.stat()).isFile()) return NOT_REGULAR;
     const text = await readSettled(() => readAll(replacement));
     return holds(text) ? RETRY : agentChanged(text);
   } finally {
@@ -181,24 +187,27 @@ function parses(text: string): boolean {
  * Reads the whole file from position 0, so the same handle can be read again. A read
  * that comes back short has hit EOF, so a small file takes one read: a snapshot,
  * where readFile (stops at the size it stat-ed first) or reading on to a 0-byte read
- * can stitch two versions of a file rewritten in place together.
+ * can stitch two versions of a file rewritten in place together. Never more than one
+ * packet's limit: a longer text cannot hold the ingested version anyway.
  */
 async function readAll(handle: FileHandle): Promise<string> {
   const chunks: Buffer[] = [];
-  for (let position = 0; ; ) {
+  for (let position = 0; position <= PACKET_MAX_BYTES; ) {
     const { bytesRead, buffer } = await handle.read(Buffer.alloc(READ_CHUNK), 0, READ_CHUNK, position);
     chunks.push(buffer.subarray(0, bytesRead));
     position += bytesRead;
     // Decoded as ingest decodes a file: a UTF-8 byte order mark is dropped, so a file
     // that starts with one still matches the version Baton ingested from it.
-    if (bytesRead < READ_CHUNK) return new TextDecoder("utf-8").decode(Buffer.concat(chunks));
+    if (bytesRead < READ_CHUNK) break;
   }
+  return new TextDecoder("utf-8").decode(Buffer.concat(chunks));
 }
 const READ_CHUNK = 256 * 1024;
 
+/** Opened without blocking: a FIFO swapped in for the file must not hang a file-system thread. */
 async function openIfExists(file: string): Promise<FileHandle | null> {
   try {
-    return await open(file, "r");
+    return await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     if (isNotFound(error)) return null;
     throw error;

@@ -254,7 +254,7 @@ describe("write-back of the human section into handoff.json", () => {
     expect((await getThreadDetail(key)).versions).toHaveLength(1);
   });
 
-  it("records a skip and writes nothing when handoff.json is a symlink to a file outside its folder", async () => {
+  it("never ingests, so never writes back, a handoff.json that is a symlink to a file outside its folder", async () => {
     const { key, dir, file } = await uniqueThread("symlinked-out");
     const outsideDir = `${dir}-outside`;
     await mkdir(outsideDir);
@@ -262,20 +262,14 @@ describe("write-back of the human section into handoff.json", () => {
     const agentText = JSON.stringify({ thread: key, summary: "linked from outside", next_action: "continue" });
     await writeFile(target, agentText);
     await symlink(target, file);
-    const ingested = await ingestFile(file);
-
-    await decide(person, key, { kind: "approved", packet_id: ingested.packet_id, base_revision: 0 });
+    // Reading it would show a file from outside the watched folder; an approval would rewrite it.
+    const outcome = await ingestHandoffFile(file);
+    expect(outcome).toMatchObject({ kind: "invalid", error: { code: "unreadable_file" } });
+    expect(outcome.kind === "invalid" && outcome.error.message).toMatch(/outside its folder/);
     await scheduleWriteBack([key]);
-
     expect(await readFile(target, "utf8")).toBe(agentText);
     expect(await readdir(outsideDir)).toEqual(["elsewhere.json"]);
-    expect(await readdir(dir)).toEqual(["handoff.json"]);
-    const events = await writeBackEvents(key);
-    expect(events.length).toBeGreaterThanOrEqual(1);
-    for (const event of events) {
-      expect(event).toMatchObject({ kind: "writeback_skipped", versionId: ingested.packet_id, data: { path: file, revision: 1 } });
-      expect(event.data.reason).toMatch(/outside its own folder/);
-    }
+    expect(await writeBackEvents(key)).toEqual([]);
   });
 
   it("writes nothing for a packet that came over HTTP, even on a thread that once came from a file", async () => {
@@ -527,7 +521,8 @@ describe("write-back of the human section into handoff.json", () => {
 
     // No write-back failed, and no file was ever judged invalid.
     expect(consoleError.mock.calls.filter((call) => String(call[0]).includes("writing back"))).toEqual([]);
-    expect(await db.ledgerEvent.count({ where: { kind: "ingest_error" } })).toBe(0);
+    const ingestErrors = await db.ledgerEvent.findMany({ where: { kind: "ingest_error" } });
+    expect(ingestErrors.filter((event) => (JSON.parse(event.data) as { source_path?: string }).source_path === file)).toEqual([]);
 
     const events = await writeBackEvents(key);
     const missing = Array.from({ length: WRITES }, (_, i) => i + 1).filter((n) => !storedWrites.includes(n));

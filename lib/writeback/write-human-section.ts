@@ -71,6 +71,7 @@ const SKIP_REASONS = {
   missing: "the file is gone",
   agent_changed: "the agent changed the file since Baton read it; its new content is ingested instead",
   outside_folder: "the file is a symlink to a file outside its own folder; Baton writes only inside the packet's folder",
+  not_regular: "the path no longer holds a regular file (a FIFO, a device or a folder); Baton writes only regular files",
 } as const;
 
 async function writeBackThread(threadKey: string): Promise<void> {

@@ -1,0 +1,92 @@
+import { constants } from "node:fs";
+import { lstat, open, readlink, realpath, type FileHandle } from "node:fs/promises";
+import path from "node:path";
+
+/**
+ * What reading an agent-written file gave. Agent files are hostile input: a FIFO
+ * would hang a file-system worker thread for good, a symlink to /dev/zero or a huge
+ * file would grow memory without bound. So only a regular file is read, opened
+ * without following a final symlink and without blocking, its size checked on the
+ * open handle, and never more than `maxBytes` + 1 bytes read.
+ */
+export type RegularFileReading =
+  | { kind: "ok"; bytes: Buffer }
+  | { kind: "missing" }
+  | { kind: "refused"; reason: string }
+  | { kind: "too_large"; size: number };
+
+export interface ReadRegularFileOptions {
+  maxBytes: number;
+  /** Refuse a file with more than one hard link (where a path check is what guards it). */
+  singleLink?: boolean;
+  /**
+   * Follow a symlink only to a file inside this folder (checked on what was opened, so a
+   * link swapped meanwhile cannot lead out). Without it a symlink is refused.
+   */
+  linksWithin?: string;
+}
+
+// O_NOFOLLOW: a symlink as the last component is refused (ELOOP), never followed.
+// O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
+const NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const FOLLOW = constants.O_RDONLY | constants.O_NONBLOCK;
+
+export async function readRegularFile(file: string, options: ReadRegularFileOptions): Promise<RegularFileReading> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, options.linksWithin ? FOLLOW : NO_FOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { kind: "missing" };
+    if (code === "ELOOP") return { kind: "refused", reason: "it is a symbolic link; Baton reads regular files only" };
+    if (code === "EACCES" || code === "EPERM") return { kind: "refused", reason: "permission denied" };
+    throw error;
+  }
+  try {
+    if (options.linksWithin && !(await openedWithin(handle, file, options.linksWithin))) {
+      return { kind: "refused", reason: "it is a symbolic link to a file outside its folder" };
+    }
+    const info = await handle.stat();
+    if (!info.isFile()) return { kind: "refused", reason: `it is ${describeType(info)}, not a regular file` };
+    if (options.singleLink && info.nlink > 1) return { kind: "refused", reason: "it has more than one hard link" };
+    if (info.size > options.maxBytes) return { kind: "too_large", size: info.size };
+    const bytes = await readAtMost(handle, options.maxBytes + 1);
+    // The file grew after the stat: still never more than the limit in memory.
+    if (bytes.length > options.maxBytes) return { kind: "too_large", size: bytes.length };
+    return { kind: "ok", bytes };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Whether the file behind `handle` lies inside `folder` (both with symlinks resolved). */
+async function openedWithin(handle: FileHandle, file: string, folder: string): Promise<boolean> {
+  const [root, opened] = await Promise.all([
+    realpath(folder).catch(() => null),
+    // Linux names what a descriptor opened; elsewhere a symlink is simply refused.
+    readlink(`/proc/self/fd/${handle.fd}`).catch(async () => ((await lstat(file)).isSymbolicLink() ? null : path.resolve(file))),
+  ]);
+  if (!root || !opened) return false;
+  const relative = path.relative(root, opened);
+  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
+}
+
+/** Reads from position 0 until EOF or `limit` bytes, whichever comes first. */
+export async function readAtMost(handle: FileHandle, limit: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(limit);
+  let filled = 0;
+  while (filled < limit) {
+    const { bytesRead } = await handle.read(buffer, filled, limit - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
+}
+
+function describeType(info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (info.isDirectory()) return "a directory";
+  if (info.isFIFO()) return "a FIFO";
+  if (info.isSocket()) return "a socket";
+  if (info.isCharacterDevice() || info.isBlockDevice()) return "a device";
+  return "a special file";
+}
