@@ -1,4 +1,6 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
+import { readRegularFile } from "../fs/read-regular-file";
+import { PACKET_MAX_BYTES } from "../packet/schema";
 import path from "node:path";
 import { preparePacket } from "../packet/prepare";
 import { compare } from "./git";
@@ -24,8 +26,12 @@ export async function readEarlierPackets(root: string): Promise<{ packets: Earli
   const skipped: string[] = [];
   for (const entry of entries.filter((item) => item.isDirectory()).sort((a, b) => compare(a.name, b.name))) {
     const file = path.join(dir, entry.name, HANDOFF_FILE);
-    const text = await readFile(file, "utf8").catch(() => null);
-    if (text === null) continue;
+    const reading = await readRegularFile(file, { maxBytes: PACKET_MAX_BYTES, linksWithin: path.dirname(file) }).catch(() => null);
+    if (reading?.kind !== "ok") {
+      if (reading && reading.kind !== "missing") skipped.push(`${WORKBENCH_PATHS.handoffDir}/${entry.name}/${HANDOFF_FILE}`);
+      continue;
+    }
+    const text = reading.bytes.toString("utf8");
     try {
       const received = JSON.parse(text) as Record<string, unknown>;
       // Only the thread key and created_at are used; the time given affects lint flags alone.

@@ -1,4 +1,5 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
+import { readRegularFile } from "../fs/read-regular-file";
 import path from "node:path";
 import type { z } from "zod";
 import { BatonError } from "../errors";
@@ -122,16 +123,29 @@ export function parseFeedbackLog(text: string): FeedbackLog {
   return log;
 }
 
+/** Workbench files are the agent's: at most this much is read of one (a log may be long, never unbounded). */
+export const WORKBENCH_FILE_MAX_BYTES = 16 * 1024 * 1024;
+
 async function readOptional(root: string, relative: string): Promise<{ text: string; mtimeMs: number } | null> {
   const file = path.join(root, relative);
+  let reading;
   try {
-    const [text, info] = await Promise.all([readFile(file, "utf8"), stat(file)]);
-    return { text, mtimeMs: Math.floor(info.mtimeMs) };
+    // Regular files only, never past the limit: a FIFO or a link to /dev/zero must not hang or fill memory.
+    reading = await readRegularFile(file, { maxBytes: WORKBENCH_FILE_MAX_BYTES, linksWithin: root });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
     throw new BatonError("invalid_request", `${relative} cannot be read (${code ?? (error as Error).message}).`, { file: relative });
   }
+  if (reading.kind === "missing") return null;
+  if (reading.kind === "refused") throw new BatonError("invalid_request", `${relative} was not read: ${reading.reason}.`, { file: relative });
+  if (reading.kind === "too_large") {
+    throw new BatonError("payload_too_large", `${relative} is larger than ${WORKBENCH_FILE_MAX_BYTES / (1024 * 1024)} MiB; Baton reads workbench files up to that size.`, {
+      file: relative,
+      limit_bytes: WORKBENCH_FILE_MAX_BYTES,
+    });
+  }
+  const info = await stat(file);
+  return { text: reading.bytes.toString("utf8"), mtimeMs: Math.floor(info.mtimeMs) };
 }
 
 function parseJson(relative: string, text: string): unknown {
