@@ -12,6 +12,7 @@ import { packetFactory } from "../bench/lib/packets";
 import { checkDatabaseFile, type ConsistencyReport } from "../lib/ledger/consistency";
 import { preparePacket } from "../lib/packet/prepare";
 import { recordFigure } from "../lib/testing/reliability";
+import { soakSize } from "../lib/testing/soak";
 
 /**
  * Issue 8, item 4: kill the server with SIGKILL during sustained ingest, several
@@ -28,7 +29,8 @@ import { recordFigure } from "../lib/testing/reliability";
  * plus: every 2xx's packet id is stored, and every watched file's latest content.
  */
 
-const KILLS = Number(process.env.BATON_CRASH_KILLS ?? 5);
+// npm test runs the short form; npm run test:soak the full one (lib/testing/soak.ts).
+const KILLS = Number(process.env.BATON_CRASH_KILLS ?? soakSize(2, 5));
 const CONNECTIONS = 8;
 const FILE_EVERY_MS = 100;
 /** Every how many files one is an earlier file rewritten with new content (a new version at the same path). */

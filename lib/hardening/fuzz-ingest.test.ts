@@ -4,6 +4,7 @@ import { database } from "../db";
 import { BATCH_MAX_BYTES, JSON_MAX_DEPTH, PACKET_MAX_BYTES } from "../packet/schema";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { recordFigure } from "../testing/reliability";
+import { soakSize } from "../testing/soak";
 import { createWriteToken, errorCodeOf, packetRequest, send, type Sent } from "./ingest-harness";
 import {
   batchBody,
@@ -111,6 +112,11 @@ async function sendAndCheck(property: string, body: string | Uint8Array, headers
   return sent;
 }
 
+/** The full soak sends every run; `npm test` a fifth of each (lib/testing/soak.ts). */
+const SCALE = soakSize(0.2, 1);
+const runs = (full: number) => Math.max(1, Math.round(full * SCALE));
+const BODIES_AT_LEAST = soakSize(1_000, 5_000);
+
 const run = <T>(arbitrary: fc.Arbitrary<T>, numRuns: number, check: (value: T) => Promise<void>) =>
   fc.assert(fc.asyncProperty(arbitrary, check), { seed: SEED, numRuns, endOnFailure: true });
 
@@ -125,43 +131,43 @@ describe("fuzzed ingest through POST /api/v1/packets", () => {
   });
 
   it("accepts valid packets in every accepted shape (1,500 bodies)", async () => {
-    await run(validPacket, 1_500, async (packet) => {
+    await run(validPacket, runs(1_500), async (packet) => {
       const sent = await sendAndCheck("valid packets", JSON.stringify(packet));
       expect([200, 201], JSON.stringify(sent.json)).toContain(sent.status);
     });
   });
 
   it("answers mutated packets and bodies of the wrong type with 2xx or 4xx, never 5xx (1,300 bodies)", async () => {
-    await run(mutatedPacket, 900, async (packet) => {
+    await run(mutatedPacket, runs(900), async (packet) => {
       await sendAndCheck("mutated packets", JSON.stringify(packet));
     });
-    await run(wrongType, 400, async (value) => {
+    await run(wrongType, runs(400), async (value) => {
       const sent = await sendAndCheck("wrong types", JSON.stringify(value));
       if (value === null || typeof value !== "object" || Array.isArray(value)) expect(sent.status).toBeGreaterThanOrEqual(400);
     });
   });
 
   it("keeps __proto__, constructor and prototype keys at every level from polluting anything (800 bodies)", async () => {
-    await run(hostileKeysBody, 800, async (body) => {
+    await run(hostileKeysBody, runs(800), async (body) => {
       await sendAndCheck("hostile keys", body);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
   });
 
   it(`accepts nesting up to ${JSON_MAX_DEPTH} levels and refuses deeper, however deep (330 bodies)`, async () => {
-    await run(deepBody, 300, async ({ depth, body }) => {
+    await run(deepBody, runs(300), async ({ depth, body }) => {
       const sent = await sendAndCheck("deep nesting", body);
       if (depth <= JSON_MAX_DEPTH) expect([200, 201], JSON.stringify(sent.json)).toContain(sent.status);
       else expect([sent.status, errorCodeOf(sent.json)]).toEqual([400, "json_too_deep"]);
     });
-    await run(veryDeepBody, 30, async ({ body }) => {
+    await run(veryDeepBody, runs(30), async ({ body }) => {
       const sent = await sendAndCheck("very deep nesting", body);
       expect([sent.status, errorCodeOf(sent.json)]).toEqual([400, "json_too_deep"]);
     });
   });
 
   it("refuses invalid UTF-8 with invalid_encoding (300 bodies)", async () => {
-    await run(invalidUtf8Body, 300, async (bytes) => {
+    await run(invalidUtf8Body, runs(300), async (bytes) => {
       const sent = await sendAndCheck("invalid UTF-8", new Uint8Array(bytes));
       expect([sent.status, errorCodeOf(sent.json)]).toEqual([400, "invalid_encoding"]);
     });
@@ -169,7 +175,7 @@ describe("fuzzed ingest through POST /api/v1/packets", () => {
 
   it("takes huge strings up to the packet limit and refuses them past it (44 bodies)", async () => {
     const wrapper = packetOfSummaryLength(0, "").length;
-    await run(fc.tuple(fc.integer({ min: -2_000, max: 2_000 }), fc.nat()), 40, async ([offset, nonce]) => {
+    await run(fc.tuple(fc.integer({ min: -2_000, max: 2_000 }), fc.nat()), runs(40), async ([offset, nonce]) => {
       const body = packetOfSummaryLength(PACKET_MAX_BYTES - wrapper + offset, `huge ${nonce} ${offset} `);
       const sent = await sendAndCheck("huge strings", body);
       if (Buffer.byteLength(body) <= PACKET_MAX_BYTES) expect([200, 201]).toContain(sent.status);
@@ -182,14 +188,14 @@ describe("fuzzed ingest through POST /api/v1/packets", () => {
   });
 
   it("stores each item of a batch on its own (400 batches)", async () => {
-    await run(batchBody, 400, async (body) => {
+    await run(batchBody, runs(400), async (body) => {
       const sent = await sendAndCheck("batches", body);
       expect(sent.status).toBe(207);
     });
   });
 
   it("refuses bodies that are not sent as JSON (100 bodies)", async () => {
-    await run(fc.tuple(validPacket, fc.constantFrom("text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "", "application/jsonp", "text/json")), 100, async ([packet, type]) => {
+    await run(fc.tuple(validPacket, fc.constantFrom("text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "", "application/jsonp", "text/json")), runs(100), async ([packet, type]) => {
       const sent = await sendAndCheck("not JSON content types", JSON.stringify(packet), { "content-type": type });
       expect([sent.status, errorCodeOf(sent.json)]).toEqual([415, "unsupported_media_type"]);
     });
@@ -198,7 +204,7 @@ describe("fuzzed ingest through POST /api/v1/packets", () => {
   it("answers a body sent again as it did the first time: 200 for a stored packet, the same 4xx otherwise (400 bodies)", async () => {
     const earlier = history.slice();
     expect(earlier.length).toBeGreaterThan(1_000);
-    await run(fc.nat({ max: earlier.length - 1 }), 400, async (index) => {
+    await run(fc.nat({ max: earlier.length - 1 }), runs(400), async (index) => {
       const { body, sent: first } = earlier[index]!;
       if (first.status === 415) return; // sent without a JSON content type
       const again = await sendAndCheck("duplicates (same body again)", body);
@@ -216,9 +222,9 @@ describe("fuzzed ingest through POST /api/v1/packets", () => {
     });
   });
 
-  it("sent at least 5,000 bodies, and left every prototype as it was", () => {
+  it(`sent at least ${BODIES_AT_LEAST} bodies, and left every prototype as it was`, () => {
     console.log(`fuzz-ingest: ${tally.bodies} bodies, ${tally.status2xx} 2xx, ${tally.status4xx} 4xx, ${tally.status5xx} 5xx, ${tally.stored} stored, slowest ${Math.round(tally.maxMs)} ms (seed ${SEED})`);
-    expect(tally.bodies).toBeGreaterThanOrEqual(5_000);
+    expect(tally.bodies).toBeGreaterThanOrEqual(BODIES_AT_LEAST);
     expect(tally.status5xx).toBe(0);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(([] as unknown as Record<string, unknown>).polluted).toBeUndefined();

@@ -19,7 +19,7 @@ export interface ReliabilitySection {
   figures: ReliabilityFigure[];
 }
 
-// The PostgreSQL pass (scripts/test-postgresql.ts) keeps its figures apart; docs/reliability.md shows SQLite's.
+// The PostgreSQL pass (scripts/test.ts) keeps its figures apart; docs/reliability.md shows SQLite's.
 export const RELIABILITY_DIR = process.env.BATON_RELIABILITY_DIR ?? path.join(process.cwd(), "test-results", "reliability");
 
 const SECTION_NAME = /^[a-z0-9][a-z0-9-]*$/;

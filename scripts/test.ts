@@ -1,0 +1,109 @@
+import { spawn } from "node:child_process";
+import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../lib/testing/postgresql";
+
+/**
+ * `npm test`: the whole suite, on SQLite and, when BATON_TEST_POSTGRESQL_URL names a role
+ * that may create databases, on PostgreSQL too; the two passes run at the same time.
+ *
+ *   phase 1: Vitest on SQLite | Vitest on PostgreSQL | the production build
+ *   phase 2: Playwright on SQLite | Playwright on PostgreSQL (each its own server and port)
+ *
+ * Each step's output goes to test-results/logs/<step>.log and is printed whole when the
+ * step ends, so two passes never interleave. Every phase and step prints how long it took.
+ * Reports: test-results/ (SQLite) and test-results/postgresql/, which
+ * scripts/test-summary.ts adds up. Exit status: non-zero when any step failed.
+ */
+
+const LOGS = path.resolve("test-results", "logs");
+const PG_RESULTS = "test-results/postgresql";
+
+interface Step {
+  name: string;
+  command: string[];
+  env?: Record<string, string>;
+}
+
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+
+function runStep(step: Step): Promise<number> {
+  const started = Date.now();
+  const log = path.join(LOGS, `${step.name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.log`);
+  const out = createWriteStream(log);
+  return new Promise((resolve) => {
+    const [command, ...args] = step.command;
+    const child = spawn(command!, args, { env: { ...process.env, ...step.env }, stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.pipe(out, { end: false });
+    child.stderr.pipe(out, { end: false });
+    const finish = (status: number) => {
+      out.end(() => {
+        process.stdout.write(`\n---- ${step.name}: ${status === 0 ? "passed" : `FAILED (exit ${status})`} in ${seconds(started)}; output follows (${path.relative(process.cwd(), log)})\n`);
+        process.stdout.write(readFileSync(log, "utf8"));
+        process.stdout.write(`---- end of ${step.name}\n`);
+        resolve(status);
+      });
+    };
+    child.on("error", (error) => {
+      out.write(`could not start: ${error.message}\n`);
+      finish(127);
+    });
+    child.on("close", (code, signal) => finish(code ?? (signal ? 128 : 1)));
+  });
+}
+
+async function phase(name: string, steps: Step[]): Promise<number> {
+  const started = Date.now();
+  console.log(`\n==== ${name}: ${steps.map((step) => step.name).join(" | ")}`);
+  const heartbeat = setInterval(() => console.log(`     ${name}: still running after ${seconds(started)}`), 60_000);
+  const statuses = await Promise.all(steps.map(runStep));
+  clearInterval(heartbeat);
+  const failed = steps.filter((_, index) => statuses[index] !== 0).map((step) => step.name);
+  console.log(`==== ${name}: ${failed.length ? `FAILED (${failed.join(", ")})` : "passed"} in ${seconds(started)}`);
+  return failed.length;
+}
+
+// --sqlite or --postgresql runs that pass alone.
+const only = process.argv.includes("--sqlite") ? "sqlite" : process.argv.includes("--postgresql") ? "postgresql" : null;
+if (only === "postgresql" && !TEST_POSTGRESQL_URL) {
+  console.error("npm run test:postgresql needs BATON_TEST_POSTGRESQL_URL (a role that may create databases).");
+  process.exit(2);
+}
+
+mkdirSync(LOGS, { recursive: true });
+const started = Date.now();
+const onSqlite = only !== "postgresql";
+const onPostgresql = Boolean(TEST_POSTGRESQL_URL) && only !== "sqlite";
+if (!onPostgresql && only !== "sqlite") {
+  console.log(
+    "PostgreSQL pass: SKIPPED: set BATON_TEST_POSTGRESQL_URL to a PostgreSQL role that may create databases, " +
+      "e.g. postgresql://baton:baton@127.0.0.1:5432/postgres, to run the suite on PostgreSQL too (docs: Testing on PostgreSQL).",
+  );
+}
+const postgresqlEnv = { BATON_TEST_DATABASE: "postgresql", BATON_RELIABILITY_DIR: path.resolve(PG_RESULTS, "reliability") };
+
+let failures = await phase("phase 1 (unit tests and build)", [
+  ...(onSqlite ? [{ name: "Vitest on SQLite", command: ["npx", "vitest", "run"] }] : []),
+  ...(onPostgresql ? [{ name: "Vitest on PostgreSQL", command: ["npx", "vitest", "run", `--outputFile.json=${PG_RESULTS}/vitest.json`], env: postgresqlEnv }] : []),
+  { name: "build", command: ["npx", "tsx", "scripts/build-if-stale.ts"] },
+]);
+
+const e2eDatabase = onPostgresql ? await createPostgresqlDatabase("baton_e2e") : null;
+try {
+  failures += await phase("phase 2 (end-to-end tests)", [
+    ...(onSqlite ? [{ name: "Playwright on SQLite", command: ["npx", "playwright", "test"] }] : []),
+    ...(e2eDatabase
+      ? [
+          {
+            name: "Playwright on PostgreSQL",
+            command: ["npx", "playwright", "test"],
+            env: { ...postgresqlEnv, BATON_E2E_DATABASE_URL: e2eDatabase.url, BATON_E2E_RESULTS: PG_RESULTS, BATON_E2E_PORT: "3211" },
+          },
+        ]
+      : []),
+  ]);
+} finally {
+  await e2eDatabase?.drop();
+}
+console.log(`\nnpm test: ${failures ? `${failures} step(s) failed` : "every step passed"} in ${seconds(started)}`);
+process.exit(failures ? 1 : 0);
