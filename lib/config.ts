@@ -3,7 +3,7 @@ import { z } from "zod";
 
 /**
  * Baton's environment, checked with zod once. Every variable is documented in
- * the README; a bad value stops the process with a message naming it.
+ * docs/configuration.md; a bad value stops the process with a message naming it.
  */
 const list = z
   .string()
