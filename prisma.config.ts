@@ -4,7 +4,7 @@ import { defineConfig } from "prisma/config";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 
 // The CLI still looks for a native query engine library it never uses with the
-// WebAssembly engines; point it at any existing file (platform-facts.md).
+// WebAssembly engines; point it at any existing file (docs/platform.md#prisma).
 process.env.PRISMA_QUERY_ENGINE_LIBRARY ??= fileURLToPath(import.meta.url);
 process.env.DATABASE_URL ??= "file:./data/baton.db";
 

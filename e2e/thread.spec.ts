@@ -125,7 +125,7 @@ test("the version history compares previous to active by default, and any two ve
   }
 });
 
-test("the verification and review reports of ../shared/examples/workspace are rendered, and the card says verdict: fail", async ({
+test("the verification and review reports of testing/fixtures/examples/workspace are rendered, and the card says verdict: fail", async ({
   page,
   request,
   agentToken,

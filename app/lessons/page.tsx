@@ -8,7 +8,7 @@ export const dynamic = "force-dynamic";
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
-/** Recurring failures (product.md): failed attempts that repeat across versions and threads, newest first. */
+/** Recurring failures (docs/product.md#recurring-failures): failed attempts that repeat across versions and threads, newest first. */
 export default async function LessonsPage({ searchParams }: { searchParams: SearchParams }) {
   await requirePagePerson("/lessons");
   const { q } = await searchParams;

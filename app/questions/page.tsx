@@ -13,7 +13,7 @@ async function loadInbox() {
 }
 
 /**
- * The questions inbox (product.md): every unanswered question of every agent,
+ * The questions inbox (docs/product.md#questions): every unanswered question of every agent,
  * blocking first, then oldest; answered in place, kept live in the browser.
  */
 export default async function QuestionsPage() {

@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
 /**
- * The risks triage list (product.md, Risks): every risk of every active packet,
+ * The risks triage list (docs/product.md#risks): every risk of every active packet,
  * grouped by fingerprint, regressed first, then by severity; triaged in place,
  * one at a time or in bulk, and kept live in the browser.
  */

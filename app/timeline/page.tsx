@@ -9,7 +9,7 @@ const FIRST_PAINT_LANES = 30;
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
-/** The timeline (product.md): a lane per thread on a shared time axis, and the ledger below; kept live in the browser. */
+/** The timeline (docs/product.md#timeline): a lane per thread on a shared time axis, and the ledger below; kept live in the browser. */
 export default async function TimelinePage({ searchParams }: { searchParams: SearchParams }) {
   await requirePagePerson("/timeline");
   const params = await searchParams;

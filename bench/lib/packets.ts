@@ -1,6 +1,6 @@
 /**
  * Realistic, distinct handoff packets in the contract's "full" shape
- * (/work/shared/design/packet-contract.md), about 4 KB each.
+ * (docs/contract.md), about 4 KB each.
  *
  * Packet `seq` belongs to thread `seq % threads`, so every thread receives a
  * stream of versions and ingest runs its supersede logic; `created_at` grows

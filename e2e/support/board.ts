@@ -62,7 +62,7 @@ function cssString(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"');
 }
 
-/** Which column a card's data puts it in, by the rules of product.md, for a board without decisions or heartbeats. */
+/** Which column a card's data puts it in, by the rules of docs/product.md#columns, for a board without decisions or heartbeats. */
 export function expectedColumnFromData(cardData: BoardCardDto | { active_packet: BoardCardDto["active_packet"] }): ColumnTitle {
   const packet = cardData.active_packet;
   const needsPerson = ["open_questions", "missing_next_action", "dirty_state", "verdict_failed"];

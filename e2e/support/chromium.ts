@@ -1,6 +1,6 @@
 /**
  * Debian's Chromium, as the end-to-end tests and the benchmarks launch it
- * (Playwright cannot download its own browsers here; platform-facts.md).
+ * (Playwright cannot download its own browsers here; docs/platform.md#browsers).
  */
 export const CHROMIUM_PATH = process.env.BATON_CHROMIUM ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [

@@ -12,5 +12,5 @@ export const E2E_ROOT = path.resolve(E2E_RESULTS, "e2e-server");
 export const E2E_DATABASE_URL = process.env.BATON_E2E_DATABASE_URL || `file:${path.join(E2E_ROOT, "baton.db")}`;
 export const E2E_WATCH_DIR = path.join(E2E_ROOT, "watched");
 
-/** The shared example packets every developer has beside the project (../shared/README.md). */
-export const EXAMPLES_DIR = path.resolve("..", "shared", "examples");
+/** The example packets, invalid bodies and workspace the specs read (testing/fixtures/examples, in the repository). */
+export const EXAMPLES_DIR = path.resolve("testing", "fixtures", "examples");

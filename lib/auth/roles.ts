@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * People's roles (product.md, People's side), lowest first: a viewer sees
+ * People's roles (docs/product.md#people-in-the-loop), lowest first: a viewer sees
  * everything; an operator also approves, intervenes, answers and triages; an
  * admin also manages people, tokens and settings.
  */

@@ -1,7 +1,7 @@
 import { NEEDS_PERSON_FLAGS, type FlagCode } from "../packet/lint";
 
 /**
- * The one place that decides a card's column (product.md, Board). Every rule
+ * The one place that decides a card's column (docs/product.md#columns). Every rule
  * and its precedence is covered by columns.test.ts.
  */
 export const COLUMNS = ["running", "needs_you", "ready", "intervened", "approved", "stale"] as const;

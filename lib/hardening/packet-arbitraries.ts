@@ -27,8 +27,8 @@ function toTree(value: unknown): Tree {
   return obj(Object.entries(value).map(([key, item]) => [key, toTree(item)]));
 }
 
-const EXAMPLES_DIR = fileURLToPath(new URL("../../../shared/examples/packets/", import.meta.url));
-/** The shared example packets, one per accepted producer shape. */
+const EXAMPLES_DIR = fileURLToPath(new URL("../../testing/fixtures/examples/packets/", import.meta.url));
+/** The example packets (testing/fixtures/examples/packets), one per accepted producer shape. */
 export const EXAMPLE_PACKETS: Record<string, unknown>[] = readdirSync(EXAMPLES_DIR)
   .filter((name) => name.endsWith(".json"))
   .sort()

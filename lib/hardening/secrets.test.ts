@@ -268,7 +268,7 @@ describe("false positives on ordinary packets", () => {
   it("the shared example packets redact nothing", () => {
     const hits = EXAMPLE_PACKETS.map((packet) => redactSecrets(packet).count);
     const total = hits.reduce((sum, count) => sum + count, 0);
-    recordFigure(SECTION, "false positives on the shared examples", total, `${EXAMPLE_PACKETS.length} packets of ../shared/examples/packets; must be 0`);
+    recordFigure(SECTION, "false positives on the shared examples", total, `${EXAMPLE_PACKETS.length} packets of testing/fixtures/examples/packets; must be 0`);
     expect(total).toBe(0);
     for (const packet of EXAMPLE_PACKETS) expect(preparePacket(packet, 0).received).toBe(packet);
   });

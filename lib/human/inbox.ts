@@ -7,7 +7,7 @@ export { inboxDto, openQuestionDto, questionGroupDto, type InboxDto, type OpenQu
 
 
 /**
- * The questions inbox (product.md): every unanswered questions_for_human of
+ * The questions inbox (docs/product.md#questions): every unanswered questions_for_human of
  * every active packet, identical ones grouped, blocking first, then oldest.
  */
 export async function listOpenQuestions(): Promise<InboxDto> {

@@ -1,8 +1,8 @@
 import { z } from "zod";
 
 /**
- * The human section of a packet version (packet-contract.md, "The human
- * section"): everything people did, served beside the agent's fields. Client-safe.
+ * The human section of a packet version (docs/contract.md#the-human-section):
+ * everything people did, served beside the agent's fields. Client-safe.
  */
 export const DECISION_KINDS = ["approved", "intervened"] as const;
 export type DecisionKind = (typeof DECISION_KINDS)[number];

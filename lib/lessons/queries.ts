@@ -41,7 +41,7 @@ interface GroupRow {
 }
 
 /**
- * Recurring failures (product.md, Recurring failures): failed attempts seen in
+ * Recurring failures (docs/product.md#recurring-failures): failed attempts seen in
  * the last LESSON_WINDOW_DAYS days, grouped by fingerprint, that more than one
  * version carries; the most recently seen first. Three statements whatever the
  * number of lessons: the groups, their latest wording, their threads.

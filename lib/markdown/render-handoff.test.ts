@@ -6,7 +6,7 @@ import { preparePacket } from "../packet/prepare";
 import type { HumanSection } from "../human/section";
 import { NO_NEXT_ACTION, renderHandoffMarkdown, type RenderHandoffInput } from "./render-handoff";
 
-const PACKETS_DIR = fileURLToPath(new URL("../../../shared/examples/packets/", import.meta.url));
+const PACKETS_DIR = fileURLToPath(new URL("../../testing/fixtures/examples/packets/", import.meta.url));
 const RECEIVED_AT = Date.parse("2026-11-29T08:00:00Z");
 
 function example(name: string, packetId?: string): RenderHandoffInput {

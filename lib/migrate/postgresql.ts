@@ -7,7 +7,7 @@ import pg from "pg";
  * Applies pending migrations from prisma/postgresql/migrations, recording them
  * in Prisma's `_prisma_migrations` table as `prisma migrate deploy` would
  * (which cannot run here: its WebAssembly engine fails on PostgreSQL, see
- * platform-facts.md). Each migration runs in one transaction; a session-level
+ * docs/platform.md#prisma). Each migration runs in one transaction; a session-level
  * advisory lock makes instances that start together apply each migration once.
  */
 

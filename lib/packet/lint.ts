@@ -23,7 +23,7 @@ export interface Flag {
   reason: string;
 }
 
-/** Flags that put a card in front of a person (product.md, Needs you). */
+/** Flags that put a card in front of a person (docs/product.md#needs-a-person). */
 export const NEEDS_PERSON_FLAGS: ReadonlySet<FlagCode> = new Set([
   "open_questions",
   "missing_next_action",

@@ -6,7 +6,7 @@ import { normalisePacket, NEXT_ACTION_SENTINEL } from "./normalise";
 import { preparePacket, type PreparedPacket } from "./prepare";
 import { parseJsonText, validatePacket } from "./validate";
 
-const PACKETS_DIR = fileURLToPath(new URL("../../../shared/examples/packets/", import.meta.url));
+const PACKETS_DIR = fileURLToPath(new URL("../../testing/fixtures/examples/packets/", import.meta.url));
 const RECEIVED_AT = Date.UTC(2026, 10, 29, 8, 0, 0); // 2026-11-29T08:00:00Z
 
 function example(name: string): PreparedPacket {

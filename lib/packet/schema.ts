@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The packet contract's accepted shapes (../shared/design/packet-contract.md),
+ * The packet contract's accepted shapes (docs/contract.md#fields),
  * as zod. This schema only validates; lib/packet/normalise.ts turns what it
  * accepts into the canonical form. `null` counts as absent everywhere
  * (generators written in Python emit None for "not recorded").

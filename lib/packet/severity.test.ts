@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { preparePacket } from "./prepare";
 import { highestSeverity, isSeverity, normaliseSeverity, SEVERITIES, severityRank } from "./severity";
 
-// The table from packet-contract.md, written out here (not imported) so that a
+// The table from docs/contract.md#severity, written out here (not imported) so that a
 // change to the code's table that drifts from the contract fails this test.
 const CONTRACT_TABLE: Record<string, string[]> = {
   critical: ["critical", "crit", "blocker", "block", "blocking", "fatal", "p0", "sev0", "sev1"],

@@ -7,7 +7,7 @@ import { preparePacket } from "./prepare";
 import { JSON_MAX_DEPTH } from "./schema";
 import { assertJsonDepth, parseJsonText, validatePacket, type FieldProblem } from "./validate";
 
-const INVALID_DIR = fileURLToPath(new URL("../../../shared/examples/invalid/", import.meta.url));
+const INVALID_DIR = fileURLToPath(new URL("../../testing/fixtures/examples/invalid/", import.meta.url));
 const RECEIVED_AT = Date.UTC(2026, 10, 29, 8, 0, 0);
 
 /** Parses and prepares a body the way ingest does; returns the BatonError it throws. */

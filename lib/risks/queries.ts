@@ -124,7 +124,7 @@ function matchesText(risk: ActiveRisk, text: string | undefined): boolean {
 }
 
 /**
- * The risks view (product.md, Risks): every risk of every active packet,
+ * The risks view (docs/product.md#risks): every risk of every active packet,
  * grouped by fingerprint across threads, regressed groups first, then by
  * severity. The default view hides resolved and snoozed risks; `state: "all"` shows them.
  */

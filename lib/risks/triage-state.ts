@@ -2,7 +2,7 @@ import { z } from "zod";
 import { severityRank, type Severity } from "../packet/severity";
 
 /**
- * THE rules of a risk's triage state (product.md, Risks), in one place: the
+ * THE rules of a risk's triage state (docs/product.md#risks), in one place: the
  * risks view, the board (what counts as unacknowledged) and the notifier
  * (risk regressed) all ask here. Client-safe.
  */

@@ -9,7 +9,7 @@ import { TRIAGE_REQUEST_ACTIONS, TRIAGE_TARGETS_MAX, triageResultDto, type Triag
 import { riskState } from "./triage-state";
 
 /**
- * People's triage of risks (product.md, Risks): acknowledge, resolve, snooze
+ * People's triage of risks (docs/product.md#risks): acknowledge, resolve, snooze
  * (until a date, or until the severity rises), or take a triage back. A
  * triage belongs to a thread and a fingerprint, so it carries over to newer
  * versions; RiskTriage holds the current state, the ledger the history.

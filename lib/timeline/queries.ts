@@ -137,7 +137,7 @@ async function readLanes(sql: SqlExecutor, threads: LaneThread[], minSeq: number
 }
 
 /**
- * The timeline (product.md, Timeline): one lane per thread the board's filters
+ * The timeline (docs/product.md#timeline): one lane per thread the board's filters
  * match, with its versions, people's decisions and session reports in the
  * window, and the first page of the ledger feed of those threads. One statement
  * per kind of marker for all lanes, whatever their number.

@@ -8,7 +8,7 @@ import { NO_ROOT_REASON, readVerdict, summariseVerdict, verdictReadingDto, type 
 import { MISSING, REFUSAL } from "./safe-path";
 import { makeTempWorkspace, type TempWorkspace } from "./temp-workspace";
 
-const EXAMPLE_ROOT = fileURLToPath(new URL("../../../shared/examples/workspace/", import.meta.url));
+const EXAMPLE_ROOT = fileURLToPath(new URL("../../testing/fixtures/examples/workspace/", import.meta.url));
 
 const verification = (ref: string): VerdictPointer => ({ kind: "verification", ref });
 const review = (ref: string): VerdictPointer => ({ kind: "review", ref });

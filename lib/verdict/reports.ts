@@ -11,7 +11,7 @@ import {
   type VerificationReportDto,
 } from "./dto";
 
-/** The report files' shapes as agents write them (packet-contract.md, Shapes seen in the wild). */
+/** The report files' shapes as agents write them (docs/contract.md#report-files). */
 
 const taskId = z
   .union([z.string(), z.number()])

@@ -51,7 +51,7 @@ export const HUMAN_ACTION_EVENTS = {
   human_answered: "question.answered",
 } as const satisfies Record<string, NotificationEvent>;
 
-/** At most one message per (webhook, event, thread) in this window (product.md, People's side). */
+/** At most one message per (webhook, event, thread) in this window (docs/product.md#webhooks). */
 export const RATE_LIMIT_WINDOW_MS = 10 * 60 * 1000;
 
 export const WEBHOOK_FORMATS = ["generic", "slack"] as const;

@@ -8,11 +8,12 @@ import { writeBackHandoff } from "./write-back";
 
 /**
  * Writes the human section of a thread's active packet back into the
- * handoff.json it came from (packet-contract.md: the next session finds it on
- * disk). Only when the file still holds the version Baton ingested; if the
- * agent changed it since, its new content is ingested instead and nothing is
- * written over it. Baton's own write changes only `human`, which the content
- * hash leaves out, so the watcher sees it as the same version (a duplicate).
+ * handoff.json it came from (docs/contract.md#the-human-section: the next
+ * session finds it on disk). Only when the file still holds the version Baton
+ * ingested; if the agent changed it since, its new content is ingested instead
+ * and nothing is written over it. Baton's own write changes only `human`,
+ * which the content hash leaves out, so the watcher sees it as the same
+ * version (a duplicate).
  */
 
 /**
