@@ -18,23 +18,41 @@ const SQLITE_ONLY = ["lib/db-busy.test.ts", "lib/ledger/consistency.test.ts"];
  * lib/testing/postgresql.ts), so a file that names neither runs the same on both.
  */
 const USES_DATABASE = /testing\/(temp-database|postgresql)"/;
-function filesWithoutDatabase(): string[] {
-  const found: string[] = [];
+
+/**
+ * Files that replace modules or globals (vi.mock and its kin) get a fresh module graph
+ * each; every other file shares its worker's modules with the files before it, which
+ * saves importing Prisma, Next's pieces and zod schemas again per file (most of the
+ * suite's time). Each file still gets its own database.
+ */
+const REPLACES_MODULES = /\bvi\.(mock|doMock|unmock|stubGlobal|stubEnv|resetModules)\(/;
+
+function testFiles(): { path: string; text: string }[] {
+  const found: { path: string; text: string }[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory() && entry.name !== "generated" && entry.name !== "node_modules") walk(full);
-      else if (entry.isFile() && entry.name.endsWith(".test.ts") && !USES_DATABASE.test(readFileSync(full, "utf8"))) found.push(full);
+      else if (entry.isFile() && entry.name.endsWith(".test.ts")) found.push({ path: full, text: readFileSync(full, "utf8") });
     }
   };
   for (const root of ["lib", "cli", "scripts"]) walk(root);
   return found;
 }
 
+const files = testFiles();
+const isolated = files.filter((file) => REPLACES_MODULES.test(file.text)).map((file) => file.path);
+const left = [
+  ...configDefaults.exclude,
+  ...(ON_POSTGRESQL ? [...SQLITE_ONLY, ...files.filter((file) => !USES_DATABASE.test(file.text)).map((file) => file.path)] : []),
+];
+
 export default defineConfig({
   test: {
-    include: INCLUDE,
-    exclude: [...configDefaults.exclude, ...(ON_POSTGRESQL ? [...SQLITE_ONLY, ...filesWithoutDatabase()] : [])],
+    projects: [
+      { extends: true, test: { name: "isolated", include: isolated, exclude: left, isolate: true } },
+      { extends: true, test: { name: "shared", include: INCLUDE, exclude: [...left, ...isolated], isolate: false } },
+    ],
     pool: "forks",
     // Each file has its own database, so files run side by side; the SQLite and PostgreSQL
     // passes run at the same time too (scripts/test.ts), two workers each on a 2-core machine.
