@@ -7,8 +7,10 @@ import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../lib/testing/po
  * `npm test`: the whole suite, on SQLite and, when BATON_TEST_POSTGRESQL_URL names a role
  * that may create databases, on PostgreSQL too; the two passes run at the same time.
  *
- *   phase 1: Vitest on SQLite | Vitest on PostgreSQL | the production build
- *   phase 2: Playwright on SQLite | Playwright on PostgreSQL (each its own server and port)
+ *   Vitest on SQLite | Vitest on PostgreSQL     (side by side)
+ *   the production build, then Playwright on SQLite | Playwright on PostgreSQL
+ *                                               (each its own server and port; started as
+ *                                                soon as the build is done)
  *
  * Each step's output goes to test-results/logs/<step>.log and is printed whole when the
  * step ends, so two passes never interleave. Every phase and step prints how long it took.
@@ -82,15 +84,11 @@ if (!onPostgresql && only !== "sqlite") {
 }
 const postgresqlEnv = { BATON_TEST_DATABASE: "postgresql", BATON_RELIABILITY_DIR: path.resolve(PG_RESULTS, "reliability") };
 
-let failures = await phase("phase 1 (unit tests and build)", [
-  ...(onSqlite ? [{ name: "Vitest on SQLite", command: ["npx", "vitest", "run"] }] : []),
-  ...(onPostgresql ? [{ name: "Vitest on PostgreSQL", command: ["npx", "vitest", "run", `--outputFile.json=${PG_RESULTS}/vitest.json`], env: postgresqlEnv }] : []),
-  { name: "build", command: ["npx", "tsx", "scripts/build-if-stale.ts"] },
-]);
-
-const e2eDatabase = onPostgresql ? await createPostgresqlDatabase("baton_e2e") : null;
-try {
-  failures += await phase("phase 2 (end-to-end tests)", [
+// The end-to-end passes start as soon as the build is done, while Vitest may still run.
+let e2eDatabase: Awaited<ReturnType<typeof createPostgresqlDatabase>> | null = null;
+const endToEnd = async (): Promise<Step[]> => {
+  e2eDatabase = onPostgresql ? await createPostgresqlDatabase("baton_e2e") : null;
+  return [
     ...(onSqlite ? [{ name: "Playwright on SQLite", command: ["npx", "playwright", "test"] }] : []),
     ...(e2eDatabase
       ? [
@@ -101,9 +99,25 @@ try {
           },
         ]
       : []),
+  ];
+};
+
+let failures = 0;
+try {
+  const [unit, e2e] = await Promise.all([
+    phase("unit tests", [
+      ...(onSqlite ? [{ name: "Vitest on SQLite", command: ["npx", "vitest", "run"] }] : []),
+      ...(onPostgresql ? [{ name: "Vitest on PostgreSQL", command: ["npx", "vitest", "run", `--outputFile.json=${PG_RESULTS}/vitest.json`], env: postgresqlEnv }] : []),
+    ]),
+    (async () => {
+      const built = await phase("build", [{ name: "build", command: ["npx", "tsx", "scripts/build-if-stale.ts"] }]);
+      if (built) return built;
+      return phase("end-to-end tests", await endToEnd());
+    })(),
   ]);
+  failures = unit + e2e;
 } finally {
-  await e2eDatabase?.drop();
+  await (e2eDatabase as Awaited<ReturnType<typeof createPostgresqlDatabase>> | null)?.drop();
 }
 console.log(`\nnpm test: ${failures ? `${failures} step(s) failed` : "every step passed"} in ${seconds(started)}`);
 process.exit(failures ? 1 : 0);
