@@ -1,3 +1,5 @@
+import { INVISIBLE_CHARACTERS } from "../../lib/packet/validate";
+
 /**
  * Hostile text an agent could put in any field of a packet. A payload that ever
  * ran would call alert() (a dialog) or set window.__xss; one that loaded anything
@@ -78,15 +80,18 @@ const SEVERITY_WORDS = ["critical", "high", "medium", "low", "info"];
 export function hostilePacket(thread: string, payloads: readonly string[]): Record<string, unknown> {
   const all = payloads.join("\n");
   const first = payloads[0] ?? "";
+  // Fields that name a thread refuse invisible and bidirectional characters (400, tested
+  // in lib/packet/validate.test.ts): they carry every payload without those.
+  const visible = payloads.map((payload) => payload.replace(INVISIBLE_CHARACTERS, "")).join(" ");
   return {
     thread,
     schema_version: 1,
-    session_id: all,
-    task_id: all,
-    agent: { name: all, kind: all, model: all },
-    project: all,
-    branch: all,
-    topic: all,
+    session_id: visible,
+    task_id: visible,
+    agent: { name: visible, kind: all, model: all },
+    project: visible,
+    branch: visible,
+    topic: visible,
     last_known_good_commit: all,
     status: "active",
     summary: all,

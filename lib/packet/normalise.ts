@@ -30,6 +30,8 @@ const trimmed = (value: string | null | undefined) => {
   const text = value?.trim();
   return text ? text : undefined;
 };
+/** A field that names a thread: trimmed, in Unicode NFC, so that "é" typed two ways is one key. */
+const identity = (value: string | null | undefined) => trimmed(value)?.normalize("NFC");
 const present = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
 const defined = <T extends object>(value: T): T =>
   Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
@@ -171,19 +173,19 @@ export function normalisePacket(
   }
   const agent = present(input.agent)
     ? typeof input.agent === "string"
-      ? { name: input.agent }
-      : defined({ name: input.agent.name, kind: trimmed(input.agent.kind), model: trimmed(input.agent.model) })
+      ? { name: input.agent.normalize("NFC") }
+      : defined({ name: input.agent.name.normalize("NFC"), kind: trimmed(input.agent.kind), model: trimmed(input.agent.model) })
     : undefined;
 
   const canonical: CanonicalPacket = defined({
     schema_version: 1 as const,
-    thread: trimmed(input.thread),
-    session_id: trimmed(input.session_id),
-    task_id: present(input.task_id) ? trimmed(String(input.task_id)) : undefined,
+    thread: identity(input.thread),
+    session_id: identity(input.session_id),
+    task_id: present(input.task_id) ? identity(String(input.task_id)) : undefined,
     agent: agent && agent.name.trim() ? agent : undefined,
-    project: trimmed(input.project ?? input.repo),
-    branch: trimmed(input.branch),
-    topic: trimmed(input.topic),
+    project: identity(input.project ?? input.repo),
+    branch: identity(input.branch),
+    topic: identity(input.topic),
     last_known_good_commit: trimmed(input.last_known_good_commit),
     status: trimmed(input.status)?.toLowerCase(),
     created_at: normaliseCreatedAt(input, notes),

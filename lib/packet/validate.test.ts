@@ -259,3 +259,50 @@ describe("prototype safety", () => {
     expect(refusal('{"__proto__":{"summary":"s"}}').code).toBe("no_core_fields");
   });
 });
+
+/**
+ * Fields that name a thread (hardening, second round: a zero-width space, a right-to-left
+ * override or a homoglyph made threads that look like `billing@main`).
+ */
+describe("fields that name a thread", () => {
+  const base = { summary: "s", next_action: "n" };
+  const refusal = (packet: Record<string, unknown>) => {
+    try {
+      validatePacket(packet);
+    } catch (error) {
+      expect(error).toBeInstanceOf(BatonError);
+      expect((error as BatonError).code).toBe("invalid_fields");
+      return (error as BatonError).details as { fields: FieldProblem[] };
+    }
+    throw new Error("expected a refusal");
+  };
+
+  it.each([
+    ["thread", "billing\u200B@main", "U+200B"],
+    ["project", "billing\u202E", "U+202E"],
+    ["branch", "ma\u2066in", "U+2066"],
+    ["topic", "a\u0000b", "U+0000"],
+    ["session_id", "s\uFEFF1", "U+FEFF"],
+    ["task_id", "T-\u200D1", "U+200D"],
+    ["repo", "acme\n/evil", "U+000A"],
+  ])("refuses %s with %s, naming the field and the character", (field, value, code) => {
+    const { fields } = refusal({ ...base, [field]: value });
+    expect(fields).toEqual([{ field, problem: `contains ${code}, which a person cannot see`, accepts: expect.stringContaining("without bidirectional controls") }]);
+  });
+
+  it("refuses an agent name with a bidirectional override, as a string and as an object", () => {
+    expect(refusal({ ...base, agent: "bot\u202Eevil" }).fields[0]!.field).toBe("agent");
+    expect(refusal({ ...base, agent: { name: "bot\u2067" } }).fields[0]!.field).toBe("agent.name");
+  });
+
+  it("keeps such characters in free text (shown, not refused)", () => {
+    expect(() => validatePacket({ ...base, summary: "right\u202Eleft \u200B zero width" })).not.toThrow();
+  });
+
+  it("stores a name in NFC, so that one name typed two ways is one thread", () => {
+    const composed = preparePacket({ ...base, project: "caf\u00E9", branch: "main", agent: "ren\u00E9" }, Date.now());
+    const decomposed = preparePacket({ ...base, project: "cafe\u0301", branch: "main", agent: "rene\u0301" }, Date.now());
+    expect(decomposed.threadKey).toBe(composed.threadKey);
+    expect(decomposed.canonical.agent?.name).toBe("ren\u00E9");
+  });
+});

@@ -78,6 +78,36 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
+/**
+ * Characters a person cannot see or that reorder what they see: bidirectional controls,
+ * zero-width and other invisible characters, and control characters. In the fields that
+ * name a thread they make keys that look like another's (`billing@main` twice), so such
+ * a field is refused rather than cleaned (a cleaned key would merge two threads silently).
+ */
+const INVISIBLE_SET = "[\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\u3164\\ufeff\\uffa0]";
+const INVISIBLE = new RegExp(INVISIBLE_SET, "u");
+/** Every such character, for callers that must show or strip them. */
+export const INVISIBLE_CHARACTERS = new RegExp(INVISIBLE_SET, "gu");
+const IDENTITY_FIELDS = ["thread", "session_id", "task_id", "project", "repo", "branch", "topic"] as const;
+const IDENTITY_ACCEPTS = "a string without bidirectional controls, zero-width, invisible or control characters";
+
+/** The first invisible character of `text` as U+XXXX, or null. */
+export function invisibleCharacter(text: string): string | null {
+  const found = INVISIBLE.exec(text)?.[0];
+  return found === undefined ? null : `U+${found.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+function identityProblems(input: PacketInput): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const check = (field: string, value: unknown) => {
+    const found = typeof value === "string" ? invisibleCharacter(value) : null;
+    if (found) problems.push({ field, problem: `contains ${found}, which a person cannot see`, accepts: IDENTITY_ACCEPTS });
+  };
+  for (const field of IDENTITY_FIELDS) check(field, input[field]);
+  check(typeof input.agent === "string" ? "agent" : "agent.name", typeof input.agent === "string" ? input.agent : input.agent?.name);
+  return problems;
+}
+
 /** Fields whose accepted shapes are not listed under their own name in SHAPES. */
 const FIELD_SHAPES: Readonly<Record<string, string>> = { created_at: SHAPES.timestamp };
 
@@ -118,8 +148,8 @@ export function validatePacket(value: unknown): PacketInput & Record<string, unk
     );
   }
   const result = packetInputSchema.safeParse(value);
-  if (!result.success) {
-    const fields = fieldProblems(value, result.error);
+  const fields = result.success ? identityProblems(result.data) : fieldProblems(value, result.error);
+  if (fields.length) {
     throw new BatonError(
       "invalid_fields",
       `Not stored: ${fields.map((f) => `${f.field} (${f.problem}) accepts ${f.accepts}`).join("; ")}.`,
