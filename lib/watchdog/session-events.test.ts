@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { fakeSecrets } from "../redact/fake-secrets";
 import { POST } from "@/app/api/v1/threads/[key]/events/route";
 import { createApiToken } from "../auth/tokens";
 import { loadBoard } from "../board/board";
@@ -156,6 +157,27 @@ describe("POST /api/v1/threads/{key}/events", () => {
     await expectError(await post(key, { kind: "heartbeat" }, { "content-type": "text/plain" }), 415, "unsupported_media_type");
     expect(await (await database()).ledgerEvent.count()).toBe(before);
     expect(await lastSession(key)).toEqual({ kind: null, at: null });
+  });
+
+  it("redacts secrets in a report's note and session id before they reach the ledger", async () => {
+    const key = await threadWithPacket("secrets");
+    const secrets = fakeSecrets(3);
+    for (const [index, secret] of secrets.entries()) {
+      const note = `session note ${index}: ${secret.text}`;
+      // A session id is one line of at most 200 characters: the secret in its usual context when that fits.
+      const line = secret.text.replace(/\s+/g, " ");
+      const sessionId = line.length <= 190 ? `s-${index} ${line}` : `s-${index}`;
+      await expectAnswer(await post(key, { kind: index % 2 ? "session_started" : "session_ended", session_id: sessionId, note }), 200);
+    }
+    const stored = JSON.stringify(await sessionEvents(key));
+    const leaked = secrets.filter((secret) => stored.includes(secret.secret));
+    expect(leaked.map((secret) => secret.kind)).toEqual([]);
+    expect(stored).toContain("[redacted:");
+  });
+
+  it("refuses a session id with invisible or bidirectional characters", async () => {
+    const key = await threadWithPacket("invisible-session");
+    await expectError(await post(key, { kind: "heartbeat", session_id: "s-1\u202E" }), 400, "invalid_request");
   });
 
   it("accepts a report a little ahead of Baton's clock", async () => {

@@ -7,6 +7,8 @@ import { BatonError } from "../errors";
 import { Prisma } from "../generated/prisma/client";
 import { announceLedger } from "../ledger/bus";
 import { appendLedgerEvents } from "../ledger/events";
+import { invisibleCharacter } from "../packet/validate";
+import { redactString } from "../redact/secrets";
 import { SESSION_EVENT_KINDS } from "../threads/dto";
 import { threadFiltersSchema } from "../threads/filters";
 
@@ -35,6 +37,7 @@ export const sessionEventRequestSchema = z.strictObject({
     .trim()
     .min(1, "session_id must not be empty")
     .max(SESSION_ID_MAX, `session_id must be at most ${SESSION_ID_MAX} characters`)
+    .refine((id) => invisibleCharacter(id) === null, "session_id must not hold bidirectional controls, zero-width, invisible or control characters")
     .optional(),
   at: z.iso
     .datetime({ offset: true, error: "at must be an ISO 8601 date and time with a zone, e.g. 2026-01-31T12:00:00Z" })
@@ -122,7 +125,8 @@ export async function recordSessionEvent(
             threadKey,
             versionId: thread.activeVersionId,
             actor: options.actor,
-            data: { session_id: request.session_id ?? null, note: request.note ?? null },
+            // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
+            data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
             at,
           },
         ],
