@@ -29,6 +29,8 @@ export interface FakeSecret {
 const pem = (label: string, seed: number) =>
   [`-----BEGIN ${label}-----`, fakeChars(64, seed), fakeChars(64, seed + 1), `${fakeChars(20, seed + 2)}==`, `-----END ${label}-----`].join("\n");
 
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 export function fakeSecrets(seed = 1): FakeSecret[] {
   const s = (n: number, offset: number, alphabet?: string) => fakeChars(n, seed * 101 + offset, alphabet);
   const awsId = `AKIA${s(16, 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")}`;
@@ -66,6 +68,31 @@ export function fakeSecrets(seed = 1): FakeSecret[] {
     { kind: "secret", text: `client_secret: ${s(30, 42)}`, secret: s(30, 42) },
     { kind: "baton-token", text: `BATON_TOKEN btn_${s(8, 43, "abcdefghijklmnopqrstuvwxyz0123456789")}_${s(32, 44)}`, secret: `_${s(32, 44)}` },
     { kind: "bearer-token", text: `curl -H 'Authorization: Bearer ${s(40, 45)}' https://api.example.com`, secret: s(40, 45) },
+    // The kinds the second hardening round found getting through (issue 18).
+    { kind: "password", text: `password=${s(6, 46, "abcdefghijklmnopqrstuvwxyz")}`, secret: s(6, 46, "abcdefghijklmnopqrstuvwxyz") },
+    { kind: "password", text: `db password: ${s(5, 47, "abcdefghij")}9!`, secret: `${s(5, 47, "abcdefghij")}9!` },
+    { kind: "password", text: `PGPASSWORD=${s(10, 48)} psql -h db app`, secret: s(10, 48) },
+    { kind: "password", text: `MYSQL_PWD=${s(9, 49)} mysql app`, secret: s(9, 49) },
+    { kind: "basic-credentials", text: `curl -u deploy:${s(12, 50)} https://ci.example.com/api`, secret: s(12, 50) },
+    { kind: "authorization", text: `Authorization: Basic ${s(28, 51)}=`, secret: s(28, 51) },
+    { kind: "authorization", text: `-H "Authorization: token ${s(30, 52)}"`, secret: s(30, 52) },
+    { kind: "openai-key", text: `key sk-${s(40, 53, "abcdefghijklmnopqrstuvwxyz0123456789")}`, secret: `sk-${s(40, 53, "abcdefghijklmnopqrstuvwxyz0123456789")}` },
+    { kind: "slack-token", text: `xoxe.xoxp-1-${s(40, 54)}`, secret: s(40, 54) },
+    { kind: "slack-token", text: `refresh xoxe-1-${s(40, 55)}`, secret: s(40, 55) },
+    { kind: "stripe-key", text: `STRIPE_WEBHOOK_SECRET whsec_${s(32, 56)}`, secret: `whsec_${s(32, 56)}` },
+    { kind: "stripe-key", text: `test key sk_test_${s(24, 57)}`, secret: `sk_test_${s(24, 57)}` },
+    { kind: "aws-secret-access-key", text: `the secret is ${s(18, 58)}/${s(10, 59)}+${s(10, 60)} (unlabelled)`, secret: `${s(18, 58)}/${s(10, 59)}+${s(10, 60)}` },
+    { kind: "azure-key", text: `DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=${s(40, 61)}==;EndpointSuffix=core.windows.net`, secret: s(40, 61) },
+    { kind: "secret", text: `clientSecret: "${s(24, 62)}"`, secret: s(24, 62) },
+    { kind: "token", text: `const accessToken = "${s(32, 63)}"`, secret: s(32, 63) },
+    { kind: "url-password", text: `REDIS_URL=redis://:${s(16, 64)}@cache:6379/0`, secret: s(16, 64) },
+    { kind: "private-key", text: `pasted without its header:\n${fakeChars(64, seed + 65, B64)}\n${fakeChars(64, seed + 66, B64)}\n${fakeChars(64, seed + 67, B64)}\n${fakeChars(20, seed + 68, B64)}==`, secret: fakeChars(64, seed + 66, B64) },
+    { kind: "gitlab-token", text: `GITLAB_TOKEN glpat-${s(20, 69)}`, secret: `glpat-${s(20, 69)}` },
+    { kind: "npm-token", text: `//registry/:_authToken=npm_${s(36, 70)}`, secret: `npm_${s(36, 70)}` },
+    { kind: "huggingface-token", text: `HF hf_${s(34, 71, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")}`, secret: `hf_${s(34, 71, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")}` },
+    { kind: "sendgrid-key", text: `SG.${s(22, 72)}.${s(43, 73)}`, secret: `SG.${s(22, 72)}.${s(43, 73)}` },
+    { kind: "twilio-key", text: `twilio api key SK${s(32, 74, "0123456789abcdef")}`, secret: `SK${s(32, 74, "0123456789abcdef")}` },
+    { kind: "digitalocean-token", text: `DO dop_v1_${s(64, 75, "0123456789abcdef")}`, secret: `dop_v1_${s(64, 75, "0123456789abcdef")}` },
   ];
   return items;
 }

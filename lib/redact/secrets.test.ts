@@ -186,3 +186,24 @@ describe("hostile input stays linear", () => {
     expect(redactString(once)).toBe(once);
   });
 });
+
+describe("the second hardening round's corpus (issue 18)", () => {
+  const corpus = [1, 2, 3].flatMap((seed) => fakeSecrets(seed));
+
+  it("holds over 100 secrets, made at run time, and none survives in a value", () => {
+    expect(corpus.length).toBeGreaterThanOrEqual(100);
+    const leaks = corpus.filter((item) => redactString(item.text).includes(item.secret));
+    expect(leaks.map((item) => `${item.kind}: ${item.text.slice(0, 40)}`)).toEqual([]);
+  });
+
+  it("none survives as an object key either, and two keys redacted alike stay two keys", () => {
+    const record = Object.fromEntries(corpus.map((item, index) => [item.text, index]));
+    const { value, count } = redactSecrets({ tokens: record });
+    const text = JSON.stringify(value);
+    expect(corpus.filter((item) => text.includes(item.secret)).map((item) => item.kind)).toEqual([]);
+    expect(Object.keys((value as { tokens: Record<string, number> }).tokens)).toHaveLength(corpus.length);
+    expect(count).toBeGreaterThanOrEqual(corpus.length);
+    // Idempotent with renamed keys too.
+    expect(redactSecrets(value).count).toBe(0);
+  });
+});

@@ -2,11 +2,10 @@
  * Secret redaction (issue 8, item 7; docs/decisions/020-secret-redaction.md).
  *
  * `redactSecrets` deep-walks a parsed JSON value and replaces secrets inside its
- * string VALUES with `[redacted:<kind>]`. Object keys are kept as they are: a key
- * names a field (`api_key`, `GITHUB_TOKEN`), it rarely holds the secret itself, and
- * renaming keys would change the packet's shape. A key does serve as context: a
- * one-word string under a key such as `password` or `api_key` is redacted whole
- * when it looks like a secret.
+ * strings with `[redacted:<kind>]`: values, and keys that hold a secret themselves
+ * (a key naming a field, `api_key`, matches no pattern and stays). A key also serves
+ * as context: a one-word string under a key such as `password` or `api_key` is
+ * redacted whole when it looks like a secret.
  *
  * Properties the tests hold it to:
  * - idempotent: redacting twice equals redacting once; the placeholder contains
@@ -60,6 +59,9 @@ interface Pattern {
   replace?: Replacer;
 }
 
+/** A variable, a placeholder, a mask or an earlier redaction: not a secret itself. */
+const isReference = (value: string) => /^(?:[$%{<*]|\[redacted:)/.test(value);
+
 // Token patterns start only where the previous character could not be part of the token.
 const TOKEN_START = "(?<![A-Za-z0-9_-])";
 
@@ -72,7 +74,13 @@ const PATTERNS: Pattern[] = [
   },
   { kind: "github-token", regex: new RegExp(`${TOKEN_START}gh[pousr]_[A-Za-z0-9]{36,}`, "g") },
   { kind: "github-token", regex: new RegExp(`${TOKEN_START}github_pat_[A-Za-z0-9_]{22,}`, "g") },
-  { kind: "slack-token", regex: new RegExp(`${TOKEN_START}(?:xox[abprs]|xapp)-[A-Za-z0-9-]{10,}`, "g") },
+  { kind: "slack-token", regex: new RegExp(`${TOKEN_START}(?:xox[abprse](?:\\.xox[abprs])?|xapp)-[A-Za-z0-9-]{10,}`, "g") },
+  { kind: "gitlab-token", regex: new RegExp(`${TOKEN_START}gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}`, "g") },
+  { kind: "npm-token", regex: new RegExp(`${TOKEN_START}npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])`, "g") },
+  { kind: "huggingface-token", regex: new RegExp(`${TOKEN_START}hf_[A-Za-z]{34}(?![A-Za-z0-9])`, "g") },
+  { kind: "sendgrid-key", regex: new RegExp(`${TOKEN_START}SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])`, "g") },
+  { kind: "twilio-key", regex: new RegExp(`${TOKEN_START}SK[0-9a-f]{32}(?![A-Za-z0-9])`, "g") },
+  { kind: "digitalocean-token", regex: new RegExp(`${TOKEN_START}do[opr]_v1_[0-9a-f]{64}(?![A-Za-z0-9])`, "g") },
   {
     kind: "slack-webhook",
     regex: /(https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/_-]{8,}/g,
@@ -81,11 +89,31 @@ const PATTERNS: Pattern[] = [
   {
     kind: "model-provider-key",
     regex: new RegExp(`${TOKEN_START}sk-(ant-|proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})`, "g"),
+    // Mixed case for shorter bodies; a long lower-case body with digits is a key too (sk-xxxx of other providers).
     replace: (counter, match, family, body) =>
-      looksRandom(body) ? hit(counter, family === "ant-" ? "anthropic-key" : "openai-key") : match,
+      looksRandom(body) || (body.length >= 32 && /[0-9]/.test(body) && /[a-z]/.test(body) && !body.includes("-"))
+        ? hit(counter, family === "ant-" ? "anthropic-key" : "openai-key")
+        : match,
   },
   { kind: "google-api-key", regex: new RegExp(`${TOKEN_START}AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])`, "g") },
-  { kind: "stripe-key", regex: new RegExp(`${TOKEN_START}(?:sk|rk)_live_[0-9A-Za-z]{16,}`, "g") },
+  { kind: "stripe-key", regex: new RegExp(`${TOKEN_START}(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})`, "g") },
+  {
+    kind: "azure-key",
+    regex: /((?:AccountKey|SharedAccessKey|SharedAccessSignature)=)([A-Za-z0-9+/%=&:._-]{20,})/g,
+    replace: (counter, _match, prefix) => `${prefix}${hit(counter, "azure-key")}`,
+  },
+  {
+    // Authorization: Basic/token/Digest ... (Bearer has its own rule below).
+    kind: "authorization",
+    regex: /(Authorization["']?\s{0,4}[:=]\s{0,4}["']?(?:Basic|Token|token|Digest|Negotiate|ApiKey|Api-Key)\s{1,4})([A-Za-z0-9._~+/=,:-]{8,})/g,
+    replace: (counter, match, prefix, value) => (isReference(value) ? match : `${prefix}${hit(counter, "authorization")}`),
+  },
+  {
+    // curl -u user:password, curl --user user:password: the password only.
+    kind: "basic-credentials",
+    regex: /((?:^|\s)(?:-u|--user)\s{1,4}["']?[^\s:"'$]{1,128}:)([^\s"']{3,256})/g,
+    replace: (counter, match, prefix, password) => (isReference(password) ? match : `${prefix}${hit(counter, "basic-credentials")}`),
+  },
   { kind: "baton-token", regex: new RegExp(`${TOKEN_START}btn_[a-z0-9]{8}_[A-Za-z0-9]{32}(?![A-Za-z0-9])`, "g") },
   { kind: "jwt", regex: new RegExp(`${TOKEN_START}eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}`, "g") },
   {
@@ -97,22 +125,51 @@ const PATTERNS: Pattern[] = [
   {
     // scheme://user:password@host: the password only; user and host stay readable.
     kind: "url-password",
-    regex: /([a-zA-Z][a-zA-Z0-9+.-]{0,20}:\/\/[^\s/:@"'<>[\]]{1,256}:)([^\s/@"'<>[\]]{1,256})@/g,
+    regex: /([a-zA-Z][a-zA-Z0-9+.-]{0,20}:\/\/[^\s/:@"'<>[\]]{0,256}:)([^\s/@"'<>[\]]{1,256})@/g,
     replace: (counter, match, prefix, password) =>
       /^(?:[$%{<*]|\[redacted:)/.test(password) ? match : `${prefix}${hit(counter, "url-password")}@`,
   },
   {
     // password=..., api_key: ..., GITHUB_TOKEN=..., "secret": "...": the value only, when it looks like a secret.
     kind: "assignment",
+    // The name may carry a prefix (PGPASSWORD, MYSQL_PWD, clientSecret, accessToken).
     regex:
-      /((?<![A-Za-z])(passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key)[A-Za-z0-9_-]{0,20}["']?\s{0,4}[=:]\s{0,4}["']?)([^\s"'`,;&<>(){}[\]]{12,})/gi,
-    replace: (counter, match, prefix, keyword, value) => (looksLikeSecretValue(value) ? `${prefix}${hit(counter, assignmentKind(keyword))}` : match),
+      /((?<![A-Za-z0-9_])[A-Za-z0-9_-]{0,24}?(passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key)[A-Za-z0-9_-]{0,20}["']?\s{0,4}([=:])\s{0,4}["']?)([^\s"'`,;&<>(){}[\]]{1,})/gi,
+    replace: (counter, match, prefix, keyword, sign, value) =>
+      assignedSecret(keyword, sign, value) ? `${prefix}${hit(counter, assignmentKind(keyword))}` : match,
+  },
+  {
+    // An AWS secret key without its name: 40 characters of base64 with a / or +, mixed case and digits.
+    kind: "aws-secret-access-key",
+    regex: /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g,
+    replace: (counter, match) => (/[/+]/.test(match) && looksRandom(match) ? hit(counter, "aws-secret-access-key") : match),
+  },
+  {
+    // A private key's body pasted without its BEGIN/END lines: three or more full base64 lines.
+    kind: "private-key",
+    regex: /(?<![A-Za-z0-9+/])(?:[A-Za-z0-9+/]{60,76}\r?\n){2,}[A-Za-z0-9+/]{4,76}={0,2}(?![A-Za-z0-9+/=])/g,
+    replace: (counter, match) => (looksRandom(match) ? hit(counter, "private-key") : match),
   },
 ];
 
+/**
+ * Whether the value assigned to a credential's name is the credential. Passwords count at
+ * any length after `=` (`password=hunter2`), after `:` when they hold more than letters;
+ * other names when the value reads like a key (looksLikeSecretValue).
+ */
+function assignedSecret(keyword: string, sign: string, value: string): boolean {
+  if (isReference(value) || value.includes("://")) return false;
+  if (/^(?:passw|passphrase|pwd)/i.test(keyword)) {
+    if (/^[/.~]/.test(value)) return false; // PWD=/home/me, a path
+    if (sign === "=") return value.length >= 3;
+    return value.length >= 3 && /[^A-Za-z]/.test(value);
+  }
+  return looksLikeSecretValue(value);
+}
+
 function assignmentKind(keyword: string): string {
   const word = keyword.toLowerCase();
-  if (word.startsWith("pass")) return "password";
+  if (word.startsWith("pass") || word === "pwd") return "password";
   if (word === "token") return "token";
   if (word.includes("key")) return "api-key";
   return "secret";
@@ -186,16 +243,23 @@ function walk(value: unknown, key: string | null, counter: Counter): unknown {
   }
   const record = value as Record<string, unknown>;
   const changed = new Map<string, unknown>();
+  const renamed = new Map<string, string>();
   for (const name of Object.keys(record)) {
+    // A secret used as a key (a token map, a pasted env object) is replaced like any other.
+    const safeName = redactString(name, counter);
+    if (safeName !== name) renamed.set(name, safeName);
     const item = record[name];
     const next = walk(item, name, counter);
     if (next !== item) changed.set(name, next);
   }
-  if (!changed.size) return value;
+  if (!changed.size && !renamed.size) return value;
   // Own properties defined one by one: a `__proto__` key stays a key and sets no prototype.
   const copy: Record<string, unknown> = {};
   for (const name of Object.keys(record)) {
-    Object.defineProperty(copy, name, { value: changed.has(name) ? changed.get(name) : record[name], enumerable: true, writable: true, configurable: true });
+    let key = renamed.get(name) ?? name;
+    // Two keys redacted alike stay two keys.
+    for (let n = 2; renamed.has(name) && Object.hasOwn(copy, key); n++) key = `${renamed.get(name)}#${n}`;
+    Object.defineProperty(copy, key, { value: changed.has(name) ? changed.get(name) : record[name], enumerable: true, writable: true, configurable: true });
   }
   return copy;
 }

@@ -3,6 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { fakeSecrets } from "../redact/fake-secrets";
 import type { VerdictPointerReadingDto } from "./dto";
 import { NO_ROOT_REASON, readVerdict, summariseVerdict, verdictReadingDto, type VerdictPointer } from "./read";
 import { MISSING, REFUSAL } from "./safe-path";
@@ -152,6 +153,24 @@ describe("readVerdict on a temp workspace", () => {
     const pointer = await readOne(verification(ref === "<canary>" ? canary : ref), [ws.root]);
     expect(pointer).toMatchObject({ status: "refused", reason });
     expect(open).not.toHaveBeenCalled();
+  });
+
+  it("redacts secrets in a report's findings before anything shows them", async () => {
+    const secrets = fakeSecrets(5);
+    const findings = secrets.map((secret) => ({ severity: "high", code: "leak", detail: secret.text }));
+    await ws.write("ws/outputs/verification/T-9.json", JSON.stringify({ task_id: "T-9", passed: false, findings }));
+    const pointer = await readOne(verification("outputs/verification/T-9.json"), [ws.root]);
+    expect(pointer.status).toBe("ok");
+    const shown = JSON.stringify(pointer);
+    expect(secrets.filter((secret) => shown.includes(secret.secret)).map((secret) => secret.kind)).toEqual([]);
+  });
+
+  it("refuses a report file with a second hard link (it can name a file outside the workspace)", async () => {
+    const outside = await ws.write("outside-report.json", PASSING_VERIFICATION);
+    await ws.write("ws/outputs/verification/.keep", "");
+    await fs.link(outside, path.join(ws.root, "outputs/verification/T-8.json"));
+    const pointer = await readOne(verification("outputs/verification/T-8.json"), [ws.root]);
+    expect(pointer).toMatchObject({ status: "refused", reason: REFUSAL.hardLink });
   });
 
   it("refuses a symlink inside the root pointing to a file outside, without opening it", async () => {

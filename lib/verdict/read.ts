@@ -3,6 +3,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import type { CanonicalPacket } from "../packet/canonical";
 import { inlineVerdictFailure, REVIEW_PASS_TOTAL } from "../packet/lint";
 import { describeJsonError } from "../packet/validate";
+import { redactSecrets } from "../redact/secrets";
 import { readAtMost } from "../fs/read-regular-file";
 import {
   verdictReadingDto,
@@ -148,7 +149,8 @@ function parseReportBytes(pointer: VerdictPointer, bytes: Buffer): FileReading {
   } catch (error) {
     return { status: "invalid", reason: `not valid JSON: ${describeJsonError(error)}` };
   }
-  const parsed = parseReport(pointer.kind, json);
+  // Report files are agent text too: secrets in them never reach a page (decision 020).
+  const parsed = parseReport(pointer.kind, redactSecrets(json).value);
   return parsed.ok ? { status: "ok", report: parsed.report } : { status: "invalid", reason: parsed.reason };
 }
 
