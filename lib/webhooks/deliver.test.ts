@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { database } from "../db";
 import { ingestPacket } from "../ingest/ingest";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { allowWebhookTargetsForThisFile } from "../testing/webhook-targets";
 import { deliverStep, retryDelay, startDeliveryWorker, type DeliveryWorkerOptions } from "./deliver";
 import type { NotificationEvent, WebhookFormat } from "./events";
 import type { PollingLoop } from "./loop";
@@ -15,6 +16,8 @@ import { createWebhook, deleteWebhook } from "./webhooks";
  * notifier and delivery worker on a real database file.
  */
 freshDatabaseForThisFile();
+// The receiver listens on 127.0.0.1, which webhooks may reach only when listed.
+allowWebhookTargetsForThisFile("127.0.0.1");
 
 const SECRET = "the-receivers-secret-0123";
 /** Tiny waits so that retries happen within the test. */
