@@ -65,6 +65,8 @@ async function startInstance(name: string, databaseUrl: string): Promise<Instanc
       BATON_STALE_CHECK_SECONDS: String(CHECK_SECONDS),
       BATON_RATE_LIMIT_PER_MINUTE: "1000000",
       BATON_RATE_LIMIT_BURST: "100000",
+      // The webhook receiver listens on 127.0.0.1: allowed only when listed (decision 025).
+      BATON_WEBHOOK_ALLOWED_TARGETS: "127.0.0.1",
       NEXT_TELEMETRY_DISABLED: "1",
     },
   });

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parseAllowList } from "./webhooks/targets";
 
 /**
  * Baton's environment, checked with zod once. Every variable is documented in
@@ -38,6 +39,16 @@ const envSchema = z.object({
     .transform((url) => url.replace(/\/+$/, "")),
   /** How long one webhook delivery may take before it counts as failed (and is retried). */
   BATON_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * Hosts, addresses and CIDR ranges webhooks may post to although they are not
+   * public (loopback, private, link-local…): a self-hosted receiver (lib/webhooks/targets.ts).
+   */
+  BATON_WEBHOOK_ALLOWED_TARGETS: list.transform((entries, context) => {
+    const parsed = parseAllowList(entries);
+    if ("allow" in parsed) return parsed.allow;
+    context.addIssue({ code: "custom", message: parsed.problem });
+    return z.NEVER;
+  }),
   /** Requests per minute each API token may send, sustained (lib/http/rate-limit.ts); 0 turns the limit off. */
   BATON_RATE_LIMIT_PER_MINUTE: z.coerce
     .number({ error: "BATON_RATE_LIMIT_PER_MINUTE must be a number of requests per minute (0 turns the limit off)" })

@@ -19,6 +19,7 @@ import { fakeChars, fakeSecrets } from "../redact/fake-secrets";
 import { redactSecrets } from "../redact/secrets";
 import { testsRunOnPostgresql } from "../testing/postgresql";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { allowWebhookTargetsForThisFile } from "../testing/webhook-targets";
 import { recordFigure } from "../testing/reliability";
 import { getThreadDetail } from "../threads/queries";
 import { ingestHandoffFile } from "../watch/ingest-file";
@@ -39,6 +40,8 @@ import { EXAMPLE_PACKETS } from "./packet-arbitraries";
  */
 
 const temp = freshDatabaseForThisFile();
+// The webhooks name 127.0.0.1 (nothing listens there): allowed only when listed.
+allowWebhookTargetsForThisFile("127.0.0.1");
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_714);
 const SECTION = "secrets";
 const ORIGIN = "http://baton.test";

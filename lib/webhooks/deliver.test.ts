@@ -2,11 +2,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { database } from "../db";
 import { ingestPacket } from "../ingest/ingest";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { allowWebhookTargetsForThisFile, setAllowedWebhookTargets } from "../testing/webhook-targets";
 import { deliverStep, retryDelay, startDeliveryWorker, type DeliveryWorkerOptions } from "./deliver";
 import type { NotificationEvent, WebhookFormat } from "./events";
 import type { PollingLoop } from "./loop";
 import { notifyUntilIdle, startWebhookNotifier } from "./notifier";
 import { verifySignature } from "./signature";
+import type { ResolveHost } from "./targets";
 import { startTestReceiver, type ReceivedRequest, type TestReceiver } from "./test-receiver";
 import { createWebhook, deleteWebhook } from "./webhooks";
 
@@ -15,6 +17,8 @@ import { createWebhook, deleteWebhook } from "./webhooks";
  * notifier and delivery worker on a real database file.
  */
 freshDatabaseForThisFile();
+// The receiver listens on 127.0.0.1, which webhooks may reach only when listed.
+allowWebhookTargetsForThisFile("127.0.0.1");
 
 const SECRET = "the-receivers-secret-0123";
 /** Tiny waits so that retries happen within the test. */
@@ -202,6 +206,61 @@ describe("delivery to a local receiver", () => {
     const sent = receiver.requests.map((request) => header(request, "x-baton-delivery"));
     expect(sent).toHaveLength(8);
     expect(new Set(sent).size).toBe(8);
+  });
+});
+
+describe("targets at delivery (docs/decisions/025-webhook-targets.md)", () => {
+  /** A name this test's resolver answers for; no DNS server is asked. */
+  const NAME = "receiver.rebind.test";
+  const resolvesTo =
+    (address: string): ResolveHost =>
+    async () => [{ address, family: 4 }];
+  const nameUrl = () => receiver.url.replace("127.0.0.1", NAME);
+
+  afterEach(() => setAllowedWebhookTargets("127.0.0.1"));
+
+  it("a name that resolved to a public address at creation and to 127.0.0.1 now (DNS rebinding) gets no request; the log records no status", async () => {
+    setAllowedWebhookTargets("");
+    const { webhook } = await createWebhook(
+      "the-admin",
+      { name: `rebind-${++serial}`, url: nameUrl(), events: ["question.asked"], secret: SECRET },
+      { resolveHost: resolvesTo("93.184.216.34") },
+    );
+    hooks.push(webhook.id);
+    await ask(uniqueThread("rebind"), "Who is there?");
+    startLoops({ ...FAST, retryDelaysMs: [40], resolveHost: resolvesTo("127.0.0.1") });
+    const [row] = await eventually(() => deliveriesOf(webhook.id), (rows) => rows[0]?.status === "failed");
+    expect(row).toMatchObject({ status: "failed", attempts: 2, lastStatus: null });
+    expect(row!.lastError).toMatch(/^refused: the target resolves to a loopback address/);
+    expect(row!.lastError).not.toContain(NAME);
+    expect(receiver.requests).toEqual([]);
+  });
+
+  it("the same name is delivered through the checked address once the list allows it (the resolver's answer is what is connected to)", async () => {
+    const { webhook } = await createWebhook(
+      "the-admin",
+      { name: `resolved-${++serial}`, url: nameUrl(), events: ["question.asked"], secret: SECRET },
+      { resolveHost: resolvesTo("127.0.0.1") },
+    );
+    hooks.push(webhook.id);
+    await ask(uniqueThread("resolved"), "Through the resolver?");
+    startLoops({ ...FAST, resolveHost: resolvesTo("127.0.0.1") });
+    const [row] = await eventually(() => deliveriesOf(webhook.id), (rows) => rows[0]?.status === "delivered");
+    expect(row).toMatchObject({ attempts: 1, lastStatus: 200, lastError: null });
+    expect(receiver.requests).toHaveLength(1);
+    expect(header(receiver.requests[0]!, "host")).toBe(new URL(nameUrl()).host);
+    expect(verifySignature(receiver.requests[0]!.body, SECRET, header(receiver.requests[0]!, "x-baton-signature"))).toBe(true);
+  });
+
+  it("an address taken off the list after creation is refused before connecting", async () => {
+    const webhook = await hook(["question.asked"]);
+    setAllowedWebhookTargets("");
+    await ask(uniqueThread("delisted"), "Still there?");
+    startLoops({ ...FAST, retryDelaysMs: [40] });
+    const [row] = await eventually(() => deliveriesOf(webhook.id), (rows) => rows[0]?.status === "failed");
+    expect(row).toMatchObject({ status: "failed", attempts: 2, lastStatus: null });
+    expect(row!.lastError).toMatch(/^refused: the target is a loopback address; BATON_WEBHOOK_ALLOWED_TARGETS can allow it$/);
+    expect(receiver.requests).toEqual([]);
   });
 });
 

@@ -1,7 +1,11 @@
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import { request as httpsRequest } from "node:https";
+import ipaddr from "ipaddr.js";
 import { config } from "../config";
 import { database, inTransaction } from "../db";
 import { startPollingLoop, type PollingLoop } from "./loop";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signBody } from "./signature";
+import { addressProblem, guardedLookup, normaliseHost, RefusedTargetError, resolveWithDns, type ResolveHost, type WebhookAllowList } from "./targets";
 
 /**
  * The delivery worker: sends the outbox's due deliveries. A delivery is
@@ -29,6 +33,14 @@ export interface DeliveryWorkerOptions {
   /** Per attempt; default BATON_WEBHOOK_TIMEOUT_MS. */
   timeoutMs?: number;
   batchSize?: number;
+  /** For tests: how target host names are resolved (real DNS by default). */
+  resolveHost?: ResolveHost;
+}
+
+/** Where a delivery may connect: default BATON_WEBHOOK_ALLOWED_TARGETS and real DNS. */
+export interface TargetOptions {
+  allow?: WebhookAllowList;
+  resolveHost?: ResolveHost;
 }
 
 interface Claimed {
@@ -71,41 +83,74 @@ async function claimDue(limit: number, now: Date, lease: Date): Promise<Claimed[
 
 /** Why a request got no answer, in words for the log: never the URL (a Slack URL's path is a secret). */
 function describeFailure(error: unknown, timeoutMs: number): string {
-  const record = error as { name?: string; cause?: { code?: string; name?: string } } | null;
+  if (error instanceof RefusedTargetError) return error.message;
+  const record = error as { name?: string; code?: string; cause?: { code?: string; name?: string } } | null;
   if (record?.name === "TimeoutError" || record?.cause?.name === "TimeoutError") return `no answer within ${timeoutMs} ms`;
-  const code = record?.cause?.code;
+  const code = record?.cause?.code ?? (record?.name === "AbortError" ? undefined : record?.code);
   if (code) return `could not connect (${code})`;
   // Never the error's own message: it can quote the URL, whose path may itself be a secret (Slack).
   const name = error instanceof Error ? error.name : "Error";
   return `request failed (${name})`;
 }
 
-/** One POST of the stored body, signed over its exact bytes; redirects are not followed. */
+/** POSTs `body`; resolves with the answer's status once its head arrives (the body is discarded). */
+function post(url: URL, options: RequestOptions, body: Buffer): Promise<number> {
+  const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  return new Promise<number>((resolve, reject) => {
+    const request = send(url, options, (response: IncomingMessage) => {
+      // The answer's body is not needed (nor logged): drop it and the connection.
+      response.on("error", () => undefined);
+      response.destroy();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+/**
+ * One POST of the stored body, signed over its exact bytes; redirects are not
+ * followed. The target must be allowed (lib/webhooks/targets.ts): an IP
+ * literal is checked before connecting, a name's addresses as it is resolved
+ * for the connection, so a refused target gets no request at all.
+ */
 export async function sendDelivery(
   delivery: { id: string; event: string; body: string },
   webhook: { url: string; secret: string },
   timeoutMs: number,
+  targets: TargetOptions = {},
 ): Promise<Outcome> {
   const bytes = Buffer.from(delivery.body, "utf8");
+  const allow = targets.allow ?? config().BATON_WEBHOOK_ALLOWED_TARGETS;
   try {
-    const response = await fetch(webhook.url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "user-agent": "Baton-Webhooks/1",
-        [SIGNATURE_HEADER]: signBody(bytes, webhook.secret),
-        [EVENT_HEADER]: delivery.event,
-        [DELIVERY_HEADER]: delivery.id,
+    const url = new URL(webhook.url);
+    const host = normaliseHost(url.hostname);
+    if (ipaddr.isValid(host)) {
+      const problem = addressProblem(host, host, allow);
+      if (problem) throw new RefusedTargetError(problem, false);
+    }
+    const status = await post(
+      url,
+      {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "content-length": String(bytes.length),
+          "user-agent": "Baton-Webhooks/1",
+          [SIGNATURE_HEADER]: signBody(bytes, webhook.secret),
+          [EVENT_HEADER]: delivery.event,
+          [DELIVERY_HEADER]: delivery.id,
+        },
+        // A connection of its own: never one opened for an earlier (differently resolved) attempt.
+        agent: false,
+        lookup: guardedLookup(host, allow, targets.resolveHost ?? resolveWithDns),
+        signal: AbortSignal.timeout(timeoutMs),
       },
-      body: bytes,
-      redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    // The answer's body is not needed (nor logged): release the connection.
-    await response.body?.cancel().catch(() => undefined);
-    if (response.status >= 200 && response.status < 300) return { delivered: true, status: response.status, error: null };
-    const redirect = response.status >= 300 && response.status < 400 ? " (a redirect; Baton does not follow redirects: give the final URL)" : "";
-    return { delivered: false, status: response.status, error: `HTTP ${response.status}${redirect}` };
+      bytes,
+    );
+    if (status >= 200 && status < 300) return { delivered: true, status, error: null };
+    const redirect = status >= 300 && status < 400 ? " (a redirect; Baton does not follow redirects: give the final URL)" : "";
+    return { delivered: false, status, error: `HTTP ${status}${redirect}` };
   } catch (error) {
     return { delivered: false, status: null, error: describeFailure(error, timeoutMs) };
   }
@@ -149,7 +194,7 @@ export async function deliverStep(options: DeliveryWorkerOptions = {}): Promise<
     claimed.map(async (delivery) => {
       const webhook = delivery.webhook;
       if (webhook?.enabled) {
-        await recordOutcome(delivery, await sendDelivery(delivery, webhook, timeoutMs), retry);
+        await recordOutcome(delivery, await sendDelivery(delivery, webhook, timeoutMs, { resolveHost: options.resolveHost }), retry);
         return;
       }
       // Disabled (or deleted) between the enqueue and now: given up, and the log says why.

@@ -5,6 +5,7 @@ import { database } from "../db";
 import { answer, answerShared, decide } from "../human/actions";
 import { ingestPacket } from "../ingest/ingest";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { allowWebhookTargetsForThisFile } from "../testing/webhook-targets";
 import { scheduleWriteBack } from "../writeback/write-human-section";
 import { startDeliveryWorker } from "./deliver";
 import type { NotificationEvent, WebhookFormat } from "./events";
@@ -16,6 +17,8 @@ import { createWebhook, deleteWebhook } from "./webhooks";
 
 /** Decision webhooks (issue 9): people's approvals, interventions and answers, each delivered once, never rate-limited. */
 freshDatabaseForThisFile();
+// Webhooks post to 127.0.0.1 (a local receiver, or nothing): allowed only when listed.
+allowWebhookTargetsForThisFile("127.0.0.1");
 
 const PUBLIC_URL = "https://baton.example.com";
 const DECISIONS: NotificationEvent[] = ["decision.approved", "decision.intervened", "question.answered"];

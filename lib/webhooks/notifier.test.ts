@@ -11,11 +11,14 @@ import { recordLedgerEvents } from "../ledger/events";
 import { riskFingerprint } from "../packet/fingerprint";
 import { makeTempWorkspace, type TempWorkspace } from "../verdict/temp-workspace";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { allowWebhookTargetsForThisFile } from "../testing/webhook-targets";
 import type { NotificationEvent } from "./events";
 import { NOTIFIER_CURSOR, notifyUntilIdle } from "./notifier";
 import { createWebhook, deleteWebhook } from "./webhooks";
 
 const database_ = freshDatabaseForThisFile();
+// The webhooks name 127.0.0.1 (nothing is sent): allowed only when listed.
+allowWebhookTargetsForThisFile("127.0.0.1");
 
 let serial = 0;
 const uniqueThread = (name: string) => `notify/${name}-${++serial}`;

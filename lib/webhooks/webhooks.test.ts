@@ -2,9 +2,13 @@ import { describe, expect, it } from "vitest";
 import { database, inTransaction } from "../db";
 import { expectBatonError } from "../testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { allowWebhookTargetsForThisFile } from "../testing/webhook-targets";
 import { changeWebhook, createWebhook, deleteWebhook, listDeliveries, listWebhooks } from "./webhooks";
 
 freshDatabaseForThisFile();
+// 127.0.0.1 is allowed only when listed; the public names are listed too, so that no
+// test here asks a DNS server (the target checks are tested in targets.test.ts).
+allowWebhookTargetsForThisFile("127.0.0.1,e.com,hooks.slack.com");
 
 const SLACK_URL = "https://hooks.slack.com/services/T000/B000/very-secret-path";
 

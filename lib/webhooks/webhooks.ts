@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { config } from "../config";
 import { database, inTransaction, type Tx } from "../db";
 import { BatonError } from "../errors";
 import { newId } from "../ids";
@@ -17,6 +18,7 @@ import {
   type WebhookDto,
 } from "./dto";
 import { NOTIFICATION_EVENTS, type NotificationEvent } from "./events";
+import { resolveWithDns, webhookTargetProblem, type ResolveHost } from "./targets";
 
 /** Admins' management of outgoing webhooks (docs/decisions/018-webhooks.md). */
 
@@ -79,6 +81,21 @@ function webhookEventData(row: WebhookRow): Record<string, unknown> {
   };
 }
 
+/** For tests: how a URL's host name is resolved when it is checked (real DNS by default). */
+export interface TargetCheckOptions {
+  resolveHost?: ResolveHost;
+}
+
+/**
+ * Refuses a URL that points to loopback, private, link-local or other
+ * non-public addresses unless BATON_WEBHOOK_ALLOWED_TARGETS lists it (lib/webhooks/targets.ts),
+ * as the same 400 a bad field gets.
+ */
+async function checkTarget(url: string, what: string, options: TargetCheckOptions): Promise<void> {
+  const problem = await webhookTargetProblem(url, config().BATON_WEBHOOK_ALLOWED_TARGETS, options.resolveHost ?? resolveWithDns);
+  if (problem) throw new BatonError("invalid_request", `Bad ${what}: url: ${problem}.`, { fields: [{ field: "url", problem }] });
+}
+
 const generateSecret = () => `whsec_${randomBytes(32).toString("base64url")}`;
 
 export async function listWebhooks(): Promise<WebhookDto[]> {
@@ -87,8 +104,9 @@ export async function listWebhooks(): Promise<WebhookDto[]> {
 }
 
 /** Creates a webhook; without a secret in `input`, one is generated and returned (the only time it is shown). */
-export async function createWebhook(actor: string, input: unknown): Promise<CreatedWebhookDto> {
+export async function createWebhook(actor: string, input: unknown, options: TargetCheckOptions = {}): Promise<CreatedWebhookDto> {
   const webhook = parseInput(newWebhookSchema, input, "webhook");
+  await checkTarget(webhook.url, "webhook", options);
   const generated = webhook.secret === undefined ? generateSecret() : null;
   const now = new Date();
   const row = await inTransaction(async (tx) => {
@@ -122,8 +140,9 @@ async function findWebhook(tx: Tx, id: string): Promise<WebhookRow> {
  * Changes a webhook. Disabling it gives up its pending deliveries (marked
  * failed, so the log says why); a new secret signs every later attempt.
  */
-export async function changeWebhook(actor: string, id: string, input: unknown): Promise<WebhookDto> {
+export async function changeWebhook(actor: string, id: string, input: unknown, options: TargetCheckOptions = {}): Promise<WebhookDto> {
   const change = parseInput(webhookChangeSchema, input, "webhook change");
+  if (change.url !== undefined) await checkTarget(change.url, "webhook change", options);
   const now = new Date();
   const row = await inTransaction(async (tx) => {
     const before = await findWebhook(tx, id);
