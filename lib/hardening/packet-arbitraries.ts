@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
+import { INVISIBLE_CHARACTERS } from "../packet/validate";
 import { JSON_MAX_DEPTH } from "../packet/schema";
 
 /**
@@ -35,6 +36,8 @@ export const EXAMPLE_PACKETS: Record<string, unknown>[] = readdirSync(EXAMPLES_D
   .map((name) => JSON.parse(readFileSync(`${EXAMPLES_DIR}${name}`, "utf8")) as Record<string, unknown>);
 
 const text = fc.string({ maxLength: 40, unit: "grapheme" });
+/** Fields that name a thread refuse invisible characters (lib/packet/validate.ts): valid ones hold none. */
+const name = text.map((value) => value.replace(INVISIBLE_CHARACTERS, ""));
 const argv = fc.oneof(text, fc.array(text, { maxLength: 4 }));
 const exitCode = fc.oneof(fc.integer({ min: -1, max: 255 }), fc.constant(null));
 const finite = fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e9, max: 1e9 });
@@ -45,13 +48,13 @@ const atLeastOne = <T extends object>(record: fc.Arbitrary<T>, keys: (keyof T)[]
 /** Every field in every shape the contract accepts (lib/packet/schema.ts SHAPES). */
 const fields = {
   schema_version: fc.constantFrom(1, "1", "baton.handoff/v1", null),
-  thread: text,
-  session_id: text,
-  task_id: fc.oneof(text, fc.integer()),
-  agent: fc.oneof(text, fc.record({ name: text, kind: fc.option(text, { nil: undefined }), model: fc.option(text, { nil: undefined }) })),
-  project: text,
-  branch: text,
-  topic: text,
+  thread: name,
+  session_id: name,
+  task_id: fc.oneof(name, fc.integer()),
+  agent: fc.oneof(name, fc.record({ name, kind: fc.option(text, { nil: undefined }), model: fc.option(text, { nil: undefined }) })),
+  project: name,
+  branch: name,
+  topic: name,
   status: text,
   created_at: fc.oneof(
     fc.date({ min: new Date("2000-01-01"), max: new Date("2090-01-01"), noInvalidDate: true }).map((d) => d.toISOString()),
