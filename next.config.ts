@@ -16,6 +16,10 @@ const nextConfig: NextConfig = {
       { source: "/api/:path*", headers: nonPagePolicy },
       { source: "/threads/:key/handoff.json", headers: nonPagePolicy },
       { source: "/threads/:key/handoff.md", headers: nonPagePolicy },
+      // Static files and their 404s are never pages: the strict policy (no inline anything).
+      { source: "/_next/static/:path*", headers: nonPagePolicy },
+      { source: "/favicon.ico", headers: nonPagePolicy },
+      { source: "/icon.svg", headers: nonPagePolicy },
     ];
   },
 };

@@ -1,6 +1,6 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { SESSION_COOKIE } from "./lib/auth/session-cookie";
-import { createNonce, isThreadDownloadPath, pageContentSecurityPolicy } from "./lib/http/security-headers";
+import { createNonce, isThreadDownloadPath, NON_PAGE_CONTENT_SECURITY_POLICY, pageContentSecurityPolicy } from "./lib/http/security-headers";
 
 /** Pages anyone may see without a session: sign-in, and first-run on a fresh install. */
 const OPEN_PAGES = new Set(["/sign-in", "/setup"]);
@@ -55,7 +55,10 @@ export function proxy(request: NextRequest): NextResponse {
   if (!credentials && !OPEN_PAGES.has(pathname)) {
     const signIn = new URL("/sign-in", request.url);
     signIn.searchParams.set("next", pathname + request.nextUrl.search);
-    return NextResponse.redirect(signIn);
+    const redirect = NextResponse.redirect(signIn);
+    // A redirect is no page either: the strict policy (decision 022).
+    redirect.headers.set("content-security-policy", NON_PAGE_CONTENT_SECURITY_POLICY);
+    return redirect;
   }
   return withPagePolicy(request);
 }

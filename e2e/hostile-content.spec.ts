@@ -246,6 +246,22 @@ test.describe("XSS payloads in every agent-provided field, on every page: nothin
     }
   });
 
+  test("redirects, static files and their 404s carry the strict policy too", async ({ playwright, baseURL }) => {
+    const anonymous = await playwright.request.newContext({ baseURL, storageState: { cookies: [], origins: [] } });
+    try {
+      const redirect = await anonymous.get("/risks", { maxRedirects: 0 });
+      expect(redirect.status()).toBe(307);
+      expect(redirect.headers()["content-security-policy"]).toContain("default-src 'none'");
+      for (const file of ["/favicon.ico", "/icon.svg"]) {
+        const response = await anonymous.get(file);
+        expect(response.headers()["content-security-policy"], file).toContain("default-src 'none'");
+        expect(response.headers()["x-content-type-options"], file).toBe("nosniff");
+      }
+    } finally {
+      await anonymous.dispose();
+    }
+  });
+
   test("sign-in and first-run signed out, with a hostile next address; a viewer's board", async ({ browser, baseURL }) => {
     const person = await createPerson(baseURL!, "viewer");
     const anonymous = await browser.newContext({ baseURL, storageState: { cookies: [], origins: [] } });

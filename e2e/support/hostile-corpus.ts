@@ -84,7 +84,7 @@ export function hostilePacket(thread: string, payloads: readonly string[]): Reco
   // in lib/packet/validate.test.ts): they carry every payload without those.
   const visible = payloads.map((payload) => payload.replace(INVISIBLE_CHARACTERS, "")).join(" ");
   return {
-    thread,
+    thread: thread.replace(INVISIBLE_CHARACTERS, ""),
     schema_version: 1,
     session_id: visible,
     task_id: visible,
