@@ -6,7 +6,7 @@ import {
   recheckReaders,
   setRecheckIntervalForTests,
 } from "../auth/reader-checks";
-import { endSession, startSession } from "../auth/sessions";
+import { endSession, sessionIdOf, startSession } from "../auth/sessions";
 import { createApiToken, revokeApiToken } from "../auth/tokens";
 import { changeUser, createFirstAdmin, createUser } from "../auth/users";
 import { inTransaction } from "../db";
@@ -339,6 +339,22 @@ describe("GET /api/v1/stream: re-checking who reads", () => {
 
       const again = await handleStreamRequest(streamRequest(withSession(secret)));
       expect(again.status).toBe(401);
+    } finally {
+      restore();
+    }
+  });
+
+  it("ends a session's open stream when the session expires, or goes idle too long", async () => {
+    const restore = setRecheckIntervalForTests(50);
+    try {
+      for (const data of [{ expiresAt: new Date(Date.now() - 1_000) }, { lastSeenAt: new Date(Date.now() - 8 * 24 * 3_600_000) }]) {
+        const { secret } = await startSession(admin, "password");
+        const sse = await openReady(withSession(secret));
+        // Time passing, as the database sees it.
+        await inTransaction((tx) => tx.session.update({ where: { id: sessionIdOf(secret) }, data }));
+        await sse.ended(CUT_OFF_MS);
+        expect(sse.messages.at(-1)?.comment).toMatch(/^unauthenticated: Your session has ended/);
+      }
     } finally {
       restore();
     }
