@@ -15,7 +15,8 @@ export const SESSION_IDLE_MS = 7 * 24 * 3_600_000;
 // Recording "last seen" on every request would make every page view a write.
 const TOUCH_EVERY_MS = 5 * 60_000;
 
-const sessionIdOf = (secret: string) => createHash("sha256").update(secret).digest("hex");
+/** The stored id of a session: the SHA-256 of its cookie's secret. */
+export const sessionIdOf = (secret: string) => createHash("sha256").update(secret).digest("hex");
 
 export interface StartedSession {
   /** The cookie's value; only its hash is stored. */

@@ -1,7 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import * as threadHandoff from "@/app/api/v1/threads/[key]/handoff/route";
+import { MAX_WAITS_PER_READER, readerChecksStatus, setRecheckIntervalForTests } from "../auth/reader-checks";
 import type { Person } from "../auth/roles";
-import { createFirstAdmin } from "../auth/users";
-import { database } from "../db";
+import { endSession, startSession } from "../auth/sessions";
+import { createApiToken, revokeApiToken } from "../auth/tokens";
+import { changeUser, createFirstAdmin, createUser } from "../auth/users";
+import { database, inTransaction } from "../db";
 import { BatonError } from "../errors";
 import { ingestPacket } from "../ingest/ingest";
 import { countStatements } from "../testing/count-statements";
@@ -33,6 +37,7 @@ afterAll(async () => {
 });
 afterEach(() => {
   expect(waitRegistryStatus()).toMatchObject({ waiters: 0, threads: 0, subscribed: false });
+  expect(readerChecksStatus()).toMatchObject({ readers: 0, streams: 0, waits: 0, checking: false });
 });
 
 
@@ -182,4 +187,140 @@ describe("waitForHandoffChange", () => {
     expect(latencyMs).toBeLessThan(2_500);
     expect(outcome.handoff.body.human).toMatchObject({ revision: 1, decision: { kind: "approved", by: "elsewhere" } });
   });
+});
+
+/** Within this of losing its access, a reader's pending wait has ended (the finding's bound). */
+const CUT_OFF_MS = 5_000;
+
+/** The waiting read as an HTTP client makes it: GET /api/v1/threads/{key}/handoff?after=0&wait=60. */
+function waitingRead(key: string, headers: Record<string, string>, signal?: AbortSignal, query = "after=0&wait=60"): Promise<Response> {
+  const request = new Request(`http://127.0.0.1:3000/api/v1/threads/${encodeURIComponent(key)}/handoff?${query}`, { headers, signal });
+  return threadHandoff.GET(request, { params: Promise.resolve({ key }) });
+}
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const cookie = (secret: string) => ({ cookie: `baton_session=${secret}` });
+
+async function errorOf(response: Response) {
+  expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+  return ((await response.json()) as { error: { code: string; message: string; details: unknown } }).error;
+}
+
+/** Starts a waiting read and hands back its answer-to-be once it waits (registered and past its first read). */
+async function waiting(key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<{ answer: Promise<Response> }> {
+  const before = waitRegistryStatus().waiters;
+  const answer = waitingRead(key, headers, signal);
+  await expect.poll(() => waitRegistryStatus().waiters).toBe(before + 1);
+  expect(await settledWithin(answer, 100)).toBe("pending");
+  // Wrapped: an async function would otherwise wait for the answer itself.
+  return { answer };
+}
+
+/** The wait's answer, failing if it has not come `CUT_OFF_MS` after `since`. */
+async function answeredWithin({ answer }: { answer: Promise<Response> }, since: number): Promise<Response> {
+  const answered = await settledWithin(answer, CUT_OFF_MS);
+  expect(answered, `still waiting ${CUT_OFF_MS} ms after the reader lost its access`).not.toBe("pending");
+  expect(performance.now() - since).toBeLessThan(CUT_OFF_MS);
+  return answered as Response;
+}
+
+describe("the waiting read: re-checking who waits", () => {
+  it("ends a token's wait with 401 within 5 s of the token's revocation, at the production interval", async () => {
+    const { key } = await newThread("revoked-token");
+    const { token, summary } = await createApiToken("waiting-agent", ["packets:read"]);
+    const pending = await waiting(key, bearer(token));
+    const started = performance.now();
+    await revokeApiToken(summary.id);
+    const response = await answeredWithin(pending, started);
+    console.log(`wait of a revoked token answered ${(performance.now() - started).toFixed(0)} ms after the revocation`);
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    const error = await errorOf(response);
+    expect(error.code).toBe("unauthenticated");
+    expect(error.message).toMatch(/revoked/);
+  });
+
+  it("ends a session's wait with 401 when it signs out, and leaves another session's wait alone", async () => {
+    const restore = setRecheckIntervalForTests(50);
+    try {
+      const { key } = await newThread("signed-out");
+      const leaving = await startSession(person, "password");
+      const staying = await startSession(person, "password");
+      const stayingAbort = new AbortController();
+      const pending = await waiting(key, cookie(leaving.secret));
+      const other = await waiting(key, cookie(staying.secret), stayingAbort.signal);
+      const started = performance.now();
+      await endSession(leaving.secret);
+      const response = await answeredWithin(pending, started);
+      expect(response.status).toBe(401);
+      expect((await errorOf(response)).message).toMatch(/session has ended/);
+
+      expect(await settledWithin(other.answer, 200)).toBe("pending");
+      stayingAbort.abort();
+      expect((await other.answer).status).toBe(304);
+    } finally {
+      restore();
+    }
+  });
+
+  it("ends a disabled person's wait with 401", async () => {
+    const restore = setRecheckIntervalForTests(50);
+    try {
+      const { key } = await newThread("disabled");
+      const viewer = await createUser(person, { username: "waiting-viewer", password: "a long enough password", role: "viewer" });
+      const { secret } = await startSession({ id: viewer.id, username: viewer.username, role: viewer.role }, "password");
+      const pending = await waiting(key, cookie(secret));
+      const started = performance.now();
+      await changeUser(person, viewer.id, { disabled: true });
+      const response = await answeredWithin(pending, started);
+      expect(response.status).toBe(401);
+      expect((await errorOf(response)).message).toMatch(/disabled/);
+    } finally {
+      restore();
+    }
+  });
+
+  it("ends the wait of a token that lost packets:read with 403", async () => {
+    const restore = setRecheckIntervalForTests(50);
+    try {
+      const { key } = await newThread("scope-lost");
+      const { token, summary } = await createApiToken("scope-lost", ["packets:read", "events:write"]);
+      const pending = await waiting(key, bearer(token));
+      const started = performance.now();
+      // No endpoint changes a token's scopes; a database edit stands in for one that would.
+      await inTransaction((tx) => tx.apiToken.update({ where: { id: summary.id }, data: { scopes: "events:write" } }));
+      const response = await answeredWithin(pending, started);
+      expect(response.status).toBe(403);
+      const error = await errorOf(response);
+      expect(error.code).toBe("forbidden");
+      expect(error.details).toMatchObject({ required_scope: "packets:read", token_scopes: ["events:write"] });
+    } finally {
+      restore();
+    }
+  });
+
+  it(`answers 429 past ${MAX_WAITS_PER_READER} waits of one token; another token still waits, and plain reads are not counted`, async () => {
+    const { key } = await newThread("capped");
+    const { token } = await createApiToken("many-waits", ["packets:read"]);
+    const other = (await createApiToken("other-waiter", ["packets:read"])).token;
+    const abort = new AbortController();
+    const pending = Array.from({ length: MAX_WAITS_PER_READER }, () => waitingRead(key, bearer(token), abort.signal));
+    await expect.poll(() => waitRegistryStatus().waiters).toBe(MAX_WAITS_PER_READER);
+
+    const refused = await waitingRead(key, bearer(token));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("5");
+    const error = await errorOf(refused);
+    expect(error.code).toBe("rate_limited");
+    expect(error.message).toContain(`already holds ${MAX_WAITS_PER_READER} waiting reads`);
+
+    pending.push(waitingRead(key, bearer(other), abort.signal));
+    await expect.poll(() => waitRegistryStatus().waiters).toBe(MAX_WAITS_PER_READER + 1);
+    expect(readerChecksStatus()).toMatchObject({ readers: 2, waits: MAX_WAITS_PER_READER + 1 });
+    // A read that does not wait holds nothing.
+    expect((await waitingRead(key, bearer(token), undefined, "after=0")).status).toBe(304);
+    expect((await waitingRead(key, bearer(token), undefined, "")).status).toBe(200);
+
+    abort.abort();
+    for (const response of await Promise.all(pending)) expect(response.status).toBe(304);
+  }, 30_000);
 });

@@ -1,3 +1,4 @@
+import { holdReader, type ReaderHold, type ReaderIdentity } from "../auth/reader-checks";
 import { BatonError } from "../errors";
 import type { LedgerEventDto, LedgerKind } from "../ledger/events";
 import { ledgerFeedReady, subscribeLedger } from "../live/ledger-feed";
@@ -15,7 +16,12 @@ import type { HumanSection } from "./section";
  * processes' writes within its one-per-process poll. An event of a waited-on
  * thread that may change its handoff makes that thread's group read the
  * handoff once, for all of its waiters; each waiter then decides for itself
- * whether that is news. Nothing else is read while they wait.
+ * whether that is news. Nothing else is read while they wait, but for the
+ * check of who waits: a waiter given its `reader` holds it in
+ * lib/auth/reader-checks.ts, which caps the waits of one reader (429 before the
+ * per-process 503) and, checking every 2 s for all readers at once, ends the
+ * waits of a revoked token, an ended session or a disabled person with the
+ * 401 or 403 their next request would get.
  */
 
 /** The longest a request may wait (5 minutes). */
@@ -52,6 +58,11 @@ export interface WaitRequest {
   waitMs: number;
   /** The client went away: stop waiting. */
   signal?: AbortSignal;
+  /**
+   * Who waits (lib/auth/reader-checks.ts): counted against that reader's cap,
+   * and the wait ends with 401/403 if the reader loses its access meanwhile.
+   */
+  reader?: ReaderIdentity;
 }
 
 export interface WaitOutcome {
@@ -188,6 +199,7 @@ export async function waitForHandoffChange(request: WaitRequest): Promise<WaitOu
   return new Promise<WaitOutcome>((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
     let settled = false;
+    let hold: ReaderHold | undefined;
     const waiter: Waiter = {
       after: request.after,
       afterPacket: request.afterPacket,
@@ -198,6 +210,7 @@ export async function waitForHandoffChange(request: WaitRequest): Promise<WaitOu
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         unregister(threadKey, waiter);
+        hold?.release();
         if (outcome instanceof Error) reject(outcome);
         else resolve(outcome);
       },
@@ -206,8 +219,11 @@ export async function waitForHandoffChange(request: WaitRequest): Promise<WaitOu
     const onAbort = () => (waiter.latest ? waiter.settle({ changed: false, handoff: waiter.latest }) : waiter.settle(new BatonError("unavailable", "The client went away.")));
 
     try {
+      // The reader's own cap first (429), so that one reader cannot fill the process's (503).
+      if (request.reader) hold = holdReader(request.reader, "wait", (error) => waiter.settle(error));
       register(threadKey, waiter);
     } catch (error) {
+      hold?.release();
       reject(error instanceof Error ? error : new Error(String(error)));
       return;
     }

@@ -1,7 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { startSession } from "../auth/sessions";
-import { createApiToken } from "../auth/tokens";
-import { createFirstAdmin } from "../auth/users";
+import {
+  MAX_STREAMS_PER_READER,
+  readerChecksStatus,
+  RECHECK_INTERVAL_MS,
+  recheckReaders,
+  setRecheckIntervalForTests,
+} from "../auth/reader-checks";
+import { endSession, sessionIdOf, startSession } from "../auth/sessions";
+import { createApiToken, revokeApiToken } from "../auth/tokens";
+import { changeUser, createFirstAdmin, createUser } from "../auth/users";
+import { inTransaction } from "../db";
 import { ingestPacket } from "../ingest/ingest";
 import { testsRunOnPostgresql } from "../testing/postgresql";
 import { useTempDatabase } from "../testing/temp-database";
@@ -32,6 +40,7 @@ afterAll(async () => {
 afterEach(() => {
   expect(openStreamCount()).toBe(0);
   expect(ledgerFeedStatus()).toMatchObject(FEED_RELEASED);
+  expect(readerChecksStatus()).toMatchObject({ readers: 0, streams: 0, waits: 0, checking: false });
 });
 
 const BASE = "http://127.0.0.1:3000/api/v1/stream";
@@ -69,6 +78,23 @@ function sseReader(response: Response) {
     }
     messages.push(message);
   };
+  /** The next chunk (parsed into `messages`): "data", "done" at the end of the body, or "timeout" after `left` ms. */
+  const readChunk = async (left: number): Promise<"data" | "done" | "timeout"> => {
+    pendingRead ??= reader.read();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const chunk = await Promise.race([pendingRead, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), left)))]);
+    clearTimeout(timer);
+    if (chunk === null) return "timeout";
+    pendingRead = null;
+    if (chunk.done) return "done";
+    buffer += decoder.decode(chunk.value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      parse(buffer.slice(0, end));
+      buffer = buffer.slice(end + 2);
+    }
+    return "data";
+  };
   return {
     messages,
     /** Reads until `predicate` holds for a message (returned), or fails after `timeoutMs`. */
@@ -79,19 +105,16 @@ function sseReader(response: Response) {
         if (found) return found;
         const left = deadline - Date.now();
         if (left <= 0) throw new Error(`no such message within ${timeoutMs} ms; got ${JSON.stringify(messages)}`);
-        pendingRead ??= reader.read();
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const chunk = await Promise.race([pendingRead, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), left)))]);
-        clearTimeout(timer);
-        if (chunk === null) continue;
-        pendingRead = null;
-        if (chunk.done) throw new Error(`stream ended; got ${JSON.stringify(messages)}`);
-        buffer += decoder.decode(chunk.value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          parse(buffer.slice(0, end));
-          buffer = buffer.slice(end + 2);
-        }
+        if ((await readChunk(left)) === "done") throw new Error(`stream ended; got ${JSON.stringify(messages)}`);
+      }
+    },
+    /** Reads to the end of the body; fails if it is still open after `timeoutMs`. */
+    async ended(timeoutMs: number): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`the stream was still open after ${timeoutMs} ms; got ${JSON.stringify(messages)}`);
+        if ((await readChunk(left)) === "done") return;
       }
     },
     cancel: () => reader.cancel(),
@@ -264,5 +287,150 @@ describe("GET /api/v1/stream", () => {
       counter.count = 0;
     }
     expect(ledgerFeedStatus().subscribers).toBe(0);
+  });
+});
+
+/** Within this of losing its access, a reader's open stream has ended (the finding's bound). */
+const CUT_OFF_MS = 5_000;
+
+/** A stream opened with `headers`, read up to its ready event. */
+async function openReady(headers: Record<string, string>) {
+  const response = await handleStreamRequest(streamRequest(headers));
+  expect(response.status).toBe(200);
+  const sse = sseReader(response);
+  await sse.until((m) => m.event === "ready");
+  return sse;
+}
+
+describe("GET /api/v1/stream: re-checking who reads", () => {
+  it("ends a token's open stream within 5 s of its revocation, at the production interval; the reconnect gets 401", async () => {
+    const { token, summary } = await createApiToken("revoked-while-streaming", ["packets:read"]);
+    const sse = await openReady(withToken(token));
+    const started = performance.now();
+    await revokeApiToken(summary.id);
+    await sse.ended(CUT_OFF_MS);
+    const tookMs = performance.now() - started;
+    console.log(`stream of a revoked token ended ${tookMs.toFixed(0)} ms after the revocation (checks every ${RECHECK_INTERVAL_MS} ms)`);
+    expect(tookMs).toBeLessThan(CUT_OFF_MS);
+    expect(sse.messages.at(-1)?.comment).toMatch(/^unauthenticated: The API token this was opened with has been revoked/);
+    expect(openStreamCount()).toBe(0);
+
+    const again = await handleStreamRequest(streamRequest(withToken(token)));
+    expect(again.status).toBe(401);
+    expect((await errorOf(again)).code).toBe("unauthenticated");
+  });
+
+  it("ends a session's open streams when it signs out, and only that session's", async () => {
+    const restore = setRecheckIntervalForTests(50);
+    try {
+      const { secret } = await startSession(admin, "password");
+      const signingOut = [await openReady(withSession(secret)), await openReady(withSession(secret))];
+      const staying = await openReady(withSession());
+      await endSession(secret);
+      for (const sse of signingOut) {
+        await sse.ended(CUT_OFF_MS);
+        expect(sse.messages.at(-1)?.comment).toMatch(/^unauthenticated: Your session has ended/);
+      }
+      // Other readers keep theirs.
+      await recheckReaders();
+      expect(openStreamCount()).toBe(1);
+      expect(readerChecksStatus()).toMatchObject({ readers: 1, streams: 1 });
+      await staying.cancel();
+
+      const again = await handleStreamRequest(streamRequest(withSession(secret)));
+      expect(again.status).toBe(401);
+    } finally {
+      restore();
+    }
+  });
+
+  it("ends a session's open stream when the session expires, or goes idle too long", async () => {
+    const restore = setRecheckIntervalForTests(50);
+    try {
+      for (const data of [{ expiresAt: new Date(Date.now() - 1_000) }, { lastSeenAt: new Date(Date.now() - 8 * 24 * 3_600_000) }]) {
+        const { secret } = await startSession(admin, "password");
+        const sse = await openReady(withSession(secret));
+        // Time passing, as the database sees it.
+        await inTransaction((tx) => tx.session.update({ where: { id: sessionIdOf(secret) }, data }));
+        await sse.ended(CUT_OFF_MS);
+        expect(sse.messages.at(-1)?.comment).toMatch(/^unauthenticated: Your session has ended/);
+      }
+    } finally {
+      restore();
+    }
+  });
+
+  it("ends a person's open stream when an admin disables them; the reconnect gets 401", async () => {
+    const restore = setRecheckIntervalForTests(50);
+    try {
+      const viewer = await createUser(admin, { username: "stream-viewer", password: "a long enough password", role: "viewer" });
+      const { secret } = await startSession({ id: viewer.id, username: viewer.username, role: viewer.role }, "password");
+      const sse = await openReady(withSession(secret));
+      await changeUser(admin, viewer.id, { disabled: true });
+      await sse.ended(CUT_OFF_MS);
+      expect(sse.messages.at(-1)?.comment).toMatch(/^unauthenticated: This account has been disabled/);
+      const again = await handleStreamRequest(streamRequest(withSession(secret)));
+      expect(again.status).toBe(401);
+    } finally {
+      restore();
+    }
+  });
+
+  it("ends a token's open stream when it no longer has packets:read; the reconnect gets 403", async () => {
+    const restore = setRecheckIntervalForTests(50);
+    try {
+      const { token, summary } = await createApiToken("scope-lost-while-streaming", ["packets:read", "packets:write"]);
+      const sse = await openReady(withToken(token));
+      // No endpoint changes a token's scopes; a database edit stands in for one that would.
+      await inTransaction((tx) => tx.apiToken.update({ where: { id: summary.id }, data: { scopes: "packets:write" } }));
+      await sse.ended(CUT_OFF_MS);
+      expect(sse.messages.at(-1)?.comment).toMatch(/^forbidden: This token no longer has the scope "packets:read"/);
+      const again = await handleStreamRequest(streamRequest(withToken(token)));
+      expect(again.status).toBe(403);
+    } finally {
+      restore();
+    }
+  });
+
+  it(`answers 429 past ${MAX_STREAMS_PER_READER} streams of one token, before the per-process limit; another token and a session still get theirs`, async () => {
+    const { token } = await createApiToken("many-streams", ["packets:read"]);
+    const other = (await createApiToken("other-reader", ["packets:read"])).token;
+    const streams = [];
+    for (let index = 0; index < MAX_STREAMS_PER_READER; index++) streams.push(await openReady(withToken(token)));
+
+    const refused = await handleStreamRequest(streamRequest(withToken(token)));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("5");
+    const error = await errorOf(refused);
+    expect(error.code).toBe("rate_limited");
+    expect(error.message).toContain(`already holds ${MAX_STREAMS_PER_READER} live streams`);
+    expect(openStreamCount()).toBe(MAX_STREAMS_PER_READER);
+
+    streams.push(await openReady(withToken(other)), await openReady(withSession()));
+    // Checking them all: one statement for the tokens, one for the sessions, not one per stream.
+    const before = readerChecksStatus();
+    expect(before).toMatchObject({ readers: 3, streams: MAX_STREAMS_PER_READER + 2 });
+    await recheckReaders();
+    const after = readerChecksStatus();
+    expect(after.rounds - before.rounds).toBeGreaterThanOrEqual(1);
+    expect(after.lookups - before.lookups).toBe(2 * (after.rounds - before.rounds));
+    expect(openStreamCount()).toBe(MAX_STREAMS_PER_READER + 2);
+
+    // A stream that ends frees its reader's slot.
+    await streams.shift()!.cancel();
+    streams.push(await openReady(withToken(token)));
+    for (const sse of streams) await sse.cancel();
+  });
+
+  it("holds the per-process limit for a reader under its own (503), and frees the reader's slot", async () => {
+    const counter = (globalThis as unknown as { __batonOpenStreams: { count: number } }).__batonOpenStreams;
+    counter.count = MAX_STREAMS_PER_PROCESS;
+    try {
+      const response = await handleStreamRequest(streamRequest(withToken()));
+      expect(response.status).toBe(503);
+      expect(readerChecksStatus()).toMatchObject({ readers: 0, streams: 0 });
+    } finally {
+      counter.count = 0;
+    }
   });
 });

@@ -4,6 +4,7 @@ import { errorResponse } from "../http/respond";
 import type { LedgerEventDto } from "../ledger/events";
 import { ledgerFeedReady, ledgerFeedStatus, subscribeLedger } from "./ledger-feed";
 import { authoriseRead } from "../auth/read-access";
+import { holdReader, readerIdentity, type ReaderHold } from "../auth/reader-checks";
 
 /**
  * GET /api/v1/stream: server-sent events of the ledger.
@@ -15,6 +16,13 @@ import { authoriseRead } from "../auth/read-access";
  *   id: <seq> / event: ready / data: {"seq": <seq>}   after the catch-up: the stream is live from
  *                                    <seq>; a client that reconnects with it misses nothing
  *   : keep-alive                     a comment every 15 s
+ *   : <code>: <message>              last, when the reader lost its access: the token was
+ *                                    revoked, the session ended, the person was disabled (checked
+ *                                    every 2 s, lib/auth/reader-checks.ts); the stream then ends,
+ *                                    and the client's reconnect gets that 401 or 403
+ *
+ * One reader (a token, a session) may hold MAX_STREAMS_PER_READER streams per
+ * process, then 429; the process, MAX_STREAMS_PER_PROCESS, then 503.
  *
  * The cursor: the `Last-Event-ID` header (an EventSource's own reconnect sends
  * it, and it is newer than the URL it reconnects to), else `?after=<seq>`.
@@ -80,20 +88,30 @@ const SSE_HEADERS = {
 };
 
 export async function handleStreamRequest(request: Request): Promise<Response> {
+  // Until the stream opens, a lost access (a check during the wait for the feed) only marks it.
+  const pending: { revoked: BatonError | null } = { revoked: null };
+  let hold: ReaderHold | undefined;
+  let opened: { end: (error: BatonError) => void } | undefined;
   try {
-    await authoriseRead(request);
+    const reader = await authoriseRead(request);
     const after = streamCursor(request);
+    // The reader's own cap first (429), so that one reader cannot fill the process's (503).
+    hold = holdReader(readerIdentity(request, reader), "stream", (error) => (opened ? opened.end(error) : (pending.revoked = error)));
     if (openStreams.count >= MAX_STREAMS_PER_PROCESS) {
       throw new BatonError("unavailable", "Too many live streams are open on this server; retry shortly.", null, 5);
     }
     await ledgerFeedReady({ caughtUp: true });
-    return openStream(request, after);
+    if (pending.revoked) throw pending.revoked;
+    const stream = openStream(request, after, hold);
+    opened = stream;
+    return stream.response;
   } catch (error) {
+    if (!opened) hold?.release();
     return errorResponse(error);
   }
 }
 
-function openStream(request: Request, after: number | null): Response {
+function openStream(request: Request, after: number | null, hold: ReaderHold): { response: Response; end: (error: BatonError) => void } {
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
@@ -101,11 +119,12 @@ function openStream(request: Request, after: number | null): Response {
   let heartbeat: NodeJS.Timeout | undefined;
 
   // Every way out comes here, once: the client went away (abort, cancel), it
-  // stopped reading, or the subscription failed.
+  // stopped reading, the subscription failed, or the reader lost its access.
   const close = () => {
     if (closed) return;
     closed = true;
     openStreams.count--;
+    hold.release();
     clearInterval(heartbeat);
     request.signal.removeEventListener("abort", close);
     unsubscribe?.();
@@ -162,5 +181,11 @@ function openStream(request: Request, after: number | null): Response {
     if (request.signal.aborted) close();
     else request.signal.addEventListener("abort", close, { once: true });
   }
-  return new Response(body, { status: 200, headers: SSE_HEADERS });
+  // The reader lost its access (lib/auth/reader-checks.ts): say why in a comment, then end
+  // cleanly; EventSource reconnects after `retry` and is refused with the same error.
+  const end = (error: BatonError) => {
+    send(`: ${error.code}: ${error.message.replace(/[\r\n]+/g, " ")}\n\n`);
+    close();
+  };
+  return { response: new Response(body, { status: 200, headers: SSE_HEADERS }), end };
 }

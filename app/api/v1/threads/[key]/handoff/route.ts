@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { computeEtag, conditionalJsonResponse } from "@/lib/http/etag";
 import { parseQuery } from "@/lib/http/query";
+import { readerIdentity } from "@/lib/auth/reader-checks";
 import { readRoute } from "@/lib/http/route";
 import { humanRevisionOf, MAX_WAIT_SECONDS, waitForHandoffChange, type MergedHandoff } from "@/lib/human/wait";
 import { getMergedHandoff } from "@/lib/threads/queries";
@@ -14,7 +15,10 @@ import { getMergedHandoff } from "@/lib/threads/queries";
  * human revision passes `after` (or the active packet is another than
  * `after_packet`), waiting up to `wait` seconds (at most 300) for that; when the
  * wait ends with nothing new, 304 with the current ETag. Every answer carries
- * `baton-packet-id` and `baton-human-revision`.
+ * `baton-packet-id` and `baton-human-revision`. One reader may hold
+ * MAX_WAITS_PER_READER waits per process (then 429); a wait whose reader loses
+ * its access (token revoked, session ended, person disabled) ends with that
+ * 401 or 403 within seconds (lib/auth/reader-checks.ts).
  */
 
 const revision = z
@@ -50,7 +54,7 @@ function notModified(handoff: MergedHandoff): Response {
   return new Response(null, { status: 304, headers: { ...handoffHeaders(handoff), etag, "cache-control": "no-cache" } });
 }
 
-export const GET = readRoute<{ key: string }>(async ({ request, params }) => {
+export const GET = readRoute<{ key: string }>(async ({ request, params, reader }) => {
   const query = parseQuery(request, handoffQuerySchema);
   if (query.after === undefined) {
     const handoff = await getMergedHandoff(params.key);
@@ -62,6 +66,7 @@ export const GET = readRoute<{ key: string }>(async ({ request, params }) => {
     afterPacket: query.after_packet,
     waitMs: (query.wait ?? 0) * 1000,
     signal: request.signal,
+    reader: readerIdentity(request, reader),
   });
   if (!outcome.changed) return notModified(outcome.handoff);
   return conditionalJsonResponse(request, outcome.handoff.body, handoffHeaders(outcome.handoff));
