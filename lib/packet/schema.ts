@@ -27,6 +27,24 @@ export const BATCH_MAX_BYTES = 8 * 1024 * 1024;
 export const BATCH_MAX_PACKETS = 100;
 export const JSON_MAX_DEPTH = 64;
 
+/**
+ * What one packet may hold, besides its 1 MiB (docs/contract.md#limits). Lists past these
+ * are refused (400 naming the field and the limit): no agent writes more, and every view
+ * of a packet stays bounded. Pages that list items across packets page them.
+ */
+export const PACKET_LIST_LIMITS = {
+  open_risks: 5_000,
+  questions_for_human: 1_000,
+  changed_files: 10_000,
+  commands_run: 5_000,
+  failed_attempts: 1_000,
+  feedback_tail: 1_000,
+  clean_state: 1_000,
+  assumptions_to_validate: 1_000,
+  preconditions: 1_000,
+  verdict_pointer: 100,
+} as const;
+
 function accepts<T extends z.ZodType>(schema: T, shapes: string) {
   return schema.nullish().meta({ description: `Accepts ${shapes}.` }) as unknown as z.ZodOptional<z.ZodNullable<T>>;
 }

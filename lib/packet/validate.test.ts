@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { BatonError } from "../errors";
 import { packetContentHash } from "./canonical-json";
 import { preparePacket } from "./prepare";
-import { JSON_MAX_DEPTH } from "./schema";
+import { JSON_MAX_DEPTH, PACKET_LIST_LIMITS } from "./schema";
 import { assertJsonDepth, parseJsonText, validatePacket, type FieldProblem } from "./validate";
 
 const INVALID_DIR = fileURLToPath(new URL("../../testing/fixtures/examples/invalid/", import.meta.url));
@@ -304,5 +304,23 @@ describe("fields that name a thread", () => {
     const decomposed = preparePacket({ ...base, project: "cafe\u0301", branch: "main", agent: "rene\u0301" }, Date.now());
     expect(decomposed.threadKey).toBe(composed.threadKey);
     expect(decomposed.canonical.agent?.name).toBe("ren\u00E9");
+  });
+});
+
+describe("what one packet may hold (PACKET_LIST_LIMITS)", () => {
+  it("refuses a list past its limit with a 400 naming the field and the limit, and accepts the limit itself", () => {
+    const base = { summary: "s" };
+    const risks = (n: number) => Array.from({ length: n }, (_, index) => `risk R-${index}`);
+    expect(() => validatePacket({ ...base, open_risks: risks(PACKET_LIST_LIMITS.open_risks) })).not.toThrow();
+    try {
+      validatePacket({ ...base, open_risks: risks(PACKET_LIST_LIMITS.open_risks + 1), preconditions: Array(PACKET_LIST_LIMITS.preconditions + 5).fill("p") });
+      throw new Error("expected a refusal");
+    } catch (error) {
+      expect((error as BatonError).code).toBe("invalid_fields");
+      expect(((error as BatonError).details as { fields: FieldProblem[] }).fields).toEqual([
+        { field: "open_risks", problem: `holds ${PACKET_LIST_LIMITS.open_risks + 1} items`, accepts: `at most ${PACKET_LIST_LIMITS.open_risks} items` },
+        { field: "preconditions", problem: `holds ${PACKET_LIST_LIMITS.preconditions + 5} items`, accepts: `at most ${PACKET_LIST_LIMITS.preconditions} items` },
+      ]);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { BatonError } from "../errors";
-import { CORE_FIELDS, JSON_MAX_DEPTH, packetInputSchema, SHAPES, type PacketInput } from "./schema";
+import { CORE_FIELDS, JSON_MAX_DEPTH, PACKET_LIST_LIMITS, packetInputSchema, SHAPES, type PacketInput } from "./schema";
 
 export interface FieldProblem {
   field: string;
@@ -108,6 +108,16 @@ function identityProblems(input: PacketInput): FieldProblem[] {
   return problems;
 }
 
+function limitProblems(input: PacketInput): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const [field, limit] of Object.entries(PACKET_LIST_LIMITS)) {
+    const value: unknown = input[field as keyof PacketInput];
+    const items = Array.isArray(value) ? value.length : field === "clean_state" && value && typeof value === "object" ? ((value as { blocking?: unknown[] }).blocking?.length ?? 0) : 0;
+    if (items > limit) problems.push({ field, problem: `holds ${items} items`, accepts: `at most ${limit} items` });
+  }
+  return problems;
+}
+
 /** Fields whose accepted shapes are not listed under their own name in SHAPES. */
 const FIELD_SHAPES: Readonly<Record<string, string>> = { created_at: SHAPES.timestamp };
 
@@ -148,7 +158,7 @@ export function validatePacket(value: unknown): PacketInput & Record<string, unk
     );
   }
   const result = packetInputSchema.safeParse(value);
-  const fields = result.success ? identityProblems(result.data) : fieldProblems(value, result.error);
+  const fields = result.success ? [...identityProblems(result.data), ...limitProblems(result.data)] : fieldProblems(value, result.error);
   if (fields.length) {
     throw new BatonError(
       "invalid_fields",
