@@ -1,5 +1,5 @@
 import { describeLedgerEvent } from "@/lib/ledger/describe";
-import type { LedgerEventDto } from "@/lib/ledger/events";
+import type { LedgerEventDto } from "@/lib/ledger/dto";
 import { Section } from "./section";
 
 /** The thread's ledger: who did what, when; nothing here is ever edited. */

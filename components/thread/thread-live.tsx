@@ -2,7 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { useCallback } from "react";
-import type { LedgerEventDto } from "@/lib/ledger/events";
+import type { LedgerEventDto } from "@/lib/ledger/dto";
 import { useLedgerStream } from "@/lib/live/use-ledger-stream";
 
 /** Re-renders the thread page from the server when its thread's ledger moves. */

@@ -1,4 +1,4 @@
-import type { LedgerEventDto } from "@/lib/ledger/events";
+import type { LedgerEventDto } from "@/lib/ledger/dto";
 
 /** Watched files that could not be ingested, so that a broken generator is seen, not silent. */
 export function IngestErrors({ events }: { events: LedgerEventDto[] }) {

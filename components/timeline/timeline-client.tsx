@@ -4,7 +4,7 @@ import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-quer
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useMemo, useRef } from "react";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "@/components/board/board-filters";
-import type { LedgerEventDto } from "@/lib/ledger/events";
+import type { LedgerEventDto } from "@/lib/ledger/dto";
 import { useLedgerStream } from "@/lib/live/use-ledger-stream";
 import { timelineDto, timelineFeedDto, type TimelineDto, type TimelineFeedDto } from "@/lib/timeline/dto";
 import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS, WINDOW_LABELS, type TimelineWindow } from "@/lib/timeline/window";

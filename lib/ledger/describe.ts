@@ -1,4 +1,4 @@
-import type { LedgerEventDto } from "./events";
+import type { LedgerEventDto } from "./dto";
 
 /**
  * Ledger events in words, for people: the thread page's ledger and the

@@ -1,45 +1,10 @@
-import { z } from "zod";
 import { sqlExecutor, type Tx } from "../db";
 import { insertRows } from "../sql";
 import { announceLedger } from "./bus";
+import type { LedgerKind } from "./dto";
 
-/** Every kind of ledger event. The ledger is append-only (enforced by triggers). */
-export const LEDGER_KINDS = [
-  "packet_received",
-  "packet_superseded",
-  "thread_reopened",
-  "thread_archived",
-  "ingest_error",
-  "token_created",
-  "token_revoked",
-  "user_created",
-  "user_role_changed",
-  "user_disabled",
-  "user_enabled",
-  "user_password_set",
-  "signed_in",
-  "signed_out",
-  "human_approved",
-  "human_intervened",
-  "human_answered",
-  "packet_written_back",
-  "writeback_skipped",
-  "risk_acknowledged",
-  "risk_resolved",
-  "risk_snoozed",
-  "risk_untriaged",
-  "risk_regressed",
-  "session_started",
-  "heartbeat",
-  "session_ended",
-  "thread_stale",
-  "watchdog_duplicate_topic",
-  "watchdog_commit_regressed",
-  "webhook_created",
-  "webhook_changed",
-  "webhook_deleted",
-] as const;
-export type LedgerKind = (typeof LEDGER_KINDS)[number];
+// The browser's side (the event DTO, the kinds) lives in ./dto.ts; server code may keep importing it from here.
+export { LEDGER_KINDS, ledgerEventDto, toLedgerEventDto, type LedgerEventDto, type LedgerKind } from "./dto";
 
 export interface NewLedgerEvent {
   kind: LedgerKind;
@@ -50,17 +15,6 @@ export interface NewLedgerEvent {
   /** When it happened; defaults to the time given to appendLedgerEvents. */
   at?: Date;
 }
-
-export const ledgerEventDto = z.object({
-  seq: z.number().int(),
-  at: z.string(),
-  kind: z.enum(LEDGER_KINDS),
-  thread_key: z.string().nullable(),
-  packet_id: z.string().nullable(),
-  actor: z.string(),
-  data: z.record(z.string(), z.unknown()),
-});
-export type LedgerEventDto = z.infer<typeof ledgerEventDto>;
 
 const EVENT_COLUMNS = ["at", "kind", "threadKey", "versionId", "actor", "data"] as const;
 
@@ -86,24 +40,4 @@ export async function recordLedgerEvents(events: NewLedgerEvent[]): Promise<void
   const { inTransaction } = await import("../db");
   await inTransaction((tx) => appendLedgerEvents(tx, events, new Date()));
   announceLedger();
-}
-
-export function toLedgerEventDto(row: {
-  seq: number;
-  at: Date;
-  kind: string;
-  threadKey: string | null;
-  versionId: string | null;
-  actor: string;
-  data: string;
-}): LedgerEventDto {
-  return ledgerEventDto.parse({
-    seq: row.seq,
-    at: row.at.toISOString(),
-    kind: row.kind,
-    thread_key: row.threadKey,
-    packet_id: row.versionId,
-    actor: row.actor,
-    data: JSON.parse(row.data),
-  });
 }

@@ -1,7 +1,7 @@
 "use client";
 
 import { useEffect, useEffectEvent, useRef, useState } from "react";
-import type { LedgerEventDto } from "../ledger/events";
+import type { LedgerEventDto } from "../ledger/dto";
 import { DEFAULT_STREAM_URL, reconnectDelay, streamUrl } from "./stream-client";
 
 export type LedgerStreamStatus = "connecting" | "open" | "reconnecting" | "off";
