@@ -67,3 +67,13 @@ export function connectionLostError(error: unknown): BatonError {
   console.error(`baton: the database connection was lost (${message}); answered 503`);
   return new BatonError("unavailable", "The database could not be reached; retry shortly.", null, 1);
 }
+
+/** Any error as the one error type: a BatonError as it is, a lost connection as 503, anything else as a logged 500. */
+export function toBatonError(error: unknown): BatonError {
+  if (error instanceof BatonError) return error;
+  // A database restart or a dropped connection: the pool connects afresh, the client retries.
+  if (isConnectionLost(error)) return connectionLostError(error);
+  // Never echo internals (or a secret inside a driver message) to the caller.
+  console.error("baton: unexpected error", error instanceof Error ? error.stack : error);
+  return new BatonError("internal", "Baton failed to handle this request; it was logged on the server.");
+}

@@ -1,5 +1,6 @@
-import { connectionLostError, isConnectionLost } from "../db-errors";
-import { BatonError } from "../errors";
+import { toBatonError } from "../db-errors";
+
+export { toBatonError };
 
 /** JSON responses; the one place where errors become HTTP statuses and bodies. */
 export function jsonResponse(body: unknown, status = 200, headers: HeadersInit = {}): Response {
@@ -7,15 +8,6 @@ export function jsonResponse(body: unknown, status = 200, headers: HeadersInit =
     status,
     headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers },
   });
-}
-
-export function toBatonError(error: unknown): BatonError {
-  if (error instanceof BatonError) return error;
-  // A database restart or a dropped connection: the pool connects afresh, the client retries.
-  if (isConnectionLost(error)) return connectionLostError(error);
-  // Never echo internals (or a secret inside a driver message) to the caller.
-  console.error("baton: unexpected error", error instanceof Error ? error.stack : error);
-  return new BatonError("internal", "Baton failed to handle this request; it was logged on the server.");
 }
 
 export function errorResponse(error: unknown): Response {

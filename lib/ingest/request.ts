@@ -1,7 +1,7 @@
 import { BatonError } from "../errors";
 import { assertJsonDepth, parseJsonText } from "../packet/validate";
 import { BATCH_MAX_BYTES, BATCH_MAX_PACKETS, JSON_MAX_DEPTH, PACKET_MAX_BYTES } from "../packet/schema";
-import { toBatonError } from "../http/respond";
+import { toBatonError } from "../db-errors";
 import { claimIdempotencyKey, ingestPacket, type IngestResult, type IngestSource } from "./ingest";
 
 export { BATCH_MAX_BYTES };

@@ -1,0 +1,35 @@
+import { ESLint } from "eslint";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The dependency rules of eslint.config.mjs bite: each forbidden import below fails
+ * `npm run lint`, and an allowed one passes. Linted as text at the path it would have.
+ */
+const eslint = new ESLint({ cwd: process.cwd() });
+
+async function restrictedImports(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return result!.messages.filter((message) => message.ruleId === "no-restricted-imports").map((message) => message.message);
+}
+
+describe("architecture rules in npm run lint", () => {
+  it.each([
+    ["lib/packet/new-rule.ts", 'import { database } from "../db";\nexport const x = database;\n', /contract/],
+    ["lib/packet/new-rule.ts", 'import { errorResponse } from "../http/respond";\nexport const x = errorResponse;\n', /contract/],
+    ["lib/redact/new-rule.ts", 'import { useState } from "react";\nexport const x = useState;\n', /contract/],
+    ["components/board/new-card.tsx", 'import { loadBoard } from "@/lib/board/board";\nexport const x = loadBoard;\n', /Components and browser hooks/],
+    ["components/thread/new-list.tsx", 'import { appendLedgerEvents } from "@/lib/ledger/events";\nexport const x = appendLedgerEvents;\n', /Components and browser hooks/],
+    ["lib/live/use-new-hook.ts", 'import { readFile } from "node:fs/promises";\nexport const x = readFile;\n', /Components and browser hooks/],
+    ["lib/ingest/new-step.ts", 'import { jsonResponse } from "../http/respond";\nexport const x = jsonResponse;\n', /Ingest imports no HTTP layer/],
+    ["lib/board/new-thing.ts", 'import { BoardView } from "@/components/board/board-view";\nexport const x = BoardView;\n', /Nothing in lib\/ imports app\/ or components\//],
+  ])("%s: a forbidden import fails", async (filePath, code, message) => {
+    const messages = await restrictedImports(filePath, code);
+    expect(messages.length, messages.join("\n")).toBe(1);
+    expect(messages[0]).toMatch(message);
+  }, 60_000);
+
+  it("allows what the architecture allows: a component importing a DTO, the contract importing zod", async () => {
+    expect(await restrictedImports("components/thread/new-list.tsx", 'import type { LedgerEventDto } from "@/lib/ledger/dto";\nexport type X = LedgerEventDto;\n')).toEqual([]);
+    expect(await restrictedImports("lib/packet/new-rule.ts", 'import { z } from "zod";\nexport const x = z;\n')).toEqual([]);
+  }, 60_000);
+});
