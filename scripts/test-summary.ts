@@ -16,8 +16,11 @@ function vitestCounts(file: string): Counts {
     numFailedTests: number;
     numPendingTests: number;
     numTodoTests: number;
+    testResults: { status: string; assertionResults: { status: string }[] }[];
   };
-  return { passed: report.numPassedTests, failed: report.numFailedTests, skipped: report.numPendingTests + report.numTodoTests };
+  // A file that failed outside its tests (its setup or teardown threw) counts as one failure.
+  const failedFiles = report.testResults.filter((file) => file.status === "failed" && !file.assertionResults.some((test) => test.status === "failed")).length;
+  return { passed: report.numPassedTests, failed: report.numFailedTests + failedFiles, skipped: report.numPendingTests + report.numTodoTests };
 }
 
 function playwrightCounts(file: string): Counts {

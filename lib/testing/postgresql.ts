@@ -32,7 +32,26 @@ export async function createPostgresqlDatabase(name = `baton_test_${randomBytes(
   await onServer(`CREATE DATABASE "${name}"`);
   const url = new URL(TEST_POSTGRESQL_URL);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  return { url: url.toString(), drop: () => dropDatabase(name) };
+}
+
+/**
+ * Drops a test database. WITH (FORCE) ends our own leftover connections, but fails when
+ * an autovacuum worker (a superuser's process) is on the database after heavy writes;
+ * a plain DROP cancels autovacuum itself. So: FORCE, then plain, a few times.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      await onServer(`DROP DATABASE IF EXISTS "${name}"${attempt % 2 ? "" : " WITH (FORCE)"}`);
+      return;
+    } catch (error) {
+      lastError = error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  throw lastError;
 }
 
 /**
