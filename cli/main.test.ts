@@ -113,6 +113,8 @@ describe("baton token", () => {
 
 describe("baton user", () => {
   const PASSWORD = "a long enough password";
+  /** Where these sign-ins come from: an address of this file's own (files in a worker share the sign-in throttle). */
+  const FROM = "192.0.2.14";
   const saved = process.env.BATON_PASSWORD;
   afterEach(() => {
     if (saved === undefined) delete process.env.BATON_PASSWORD;
@@ -157,7 +159,7 @@ describe("baton user", () => {
     const row = await userNamed("mei");
     expect(row).toMatchObject({ role: "admin", disabledAt: null });
     expect(await verifyPassword(row!.passwordHash, PASSWORD)).toBe(true);
-    const session = await signIn({ username: "mei", password: PASSWORD });
+    const session = await signIn({ username: "mei", password: PASSWORD }, FROM);
     expect(await personOfSession(session.secret)).toEqual(toPerson(row!));
     const events = await eventsAbout("user_created", "mei");
     expect(events.map(({ actor, data }) => ({ actor, data }))).toEqual([{ actor: "cli", data: { user_id: row!.id, username: "mei", role: "admin" } }]);
@@ -240,9 +242,9 @@ describe("baton user", () => {
 
   it("sets a new password, ending every session of that person, recorded as done by cli", async () => {
     const NEW = "a brand new password";
-    const first = await signIn({ username: "ren", password: PASSWORD });
-    const second = await signIn({ username: "ren", password: PASSWORD });
-    const other = await signIn({ username: "sam", password: PASSWORD });
+    const first = await signIn({ username: "ren", password: PASSWORD }, FROM);
+    const second = await signIn({ username: "ren", password: PASSWORD }, FROM);
+    const other = await signIn({ username: "sam", password: PASSWORD }, FROM);
     delete process.env.BATON_PASSWORD;
     expect(await main(["user", "password", "REN"], piped(`${NEW}\n`))).toBe(0);
     expect(lines(log)).toEqual(["password set for ren; 2 session(s) ended"]);
@@ -253,7 +255,7 @@ describe("baton user", () => {
     const row = (await userNamed("ren"))!;
     expect(await verifyPassword(row.passwordHash, NEW)).toBe(true);
     expect(await verifyPassword(row.passwordHash, PASSWORD)).toBe(false);
-    expect(await personOfSession((await signIn({ username: "ren", password: NEW })).secret)).toMatchObject({ username: "ren" });
+    expect(await personOfSession((await signIn({ username: "ren", password: NEW }, FROM)).secret)).toMatchObject({ username: "ren" });
 
     const events = await eventsAbout("user_password_set", "ren");
     expect(events.map(({ actor, data }) => ({ actor, data }))).toEqual([{ actor: "cli", data: { user_id: row.id, username: "ren", sessions_ended: 2 } }]);

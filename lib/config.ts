@@ -61,6 +61,28 @@ const envSchema = z.object({
     .int()
     .min(1, { error: "BATON_RATE_LIMIT_BURST must be at least 1; set BATON_RATE_LIMIT_PER_MINUTE=0 to turn the limit off" })
     .default(120),
+  /** Sign-in attempts a minute from one client address, all usernames together (decision 029); 0 turns it off. */
+  BATON_SIGN_IN_PER_MINUTE: z.coerce
+    .number({ error: "BATON_SIGN_IN_PER_MINUTE must be a number of sign-in attempts per minute (0 turns the limit off)" })
+    .int()
+    .nonnegative()
+    .default(30),
+  /** Sign-in attempts a minute for the whole process, all addresses together; 0 turns it off. */
+  BATON_SIGN_IN_GLOBAL_PER_MINUTE: z.coerce
+    .number({ error: "BATON_SIGN_IN_GLOBAL_PER_MINUTE must be a number of sign-in attempts per minute (0 turns the limit off)" })
+    .int()
+    .nonnegative()
+    .default(300),
+  /**
+   * How many proxies in front of Baton append the client's address to X-Forwarded-For;
+   * 0 (the default): Baton is reached directly and the header is ignored (lib/http/client-address.ts).
+   */
+  BATON_TRUSTED_PROXY_HOPS: z.coerce
+    .number({ error: "BATON_TRUSTED_PROXY_HOPS must be the number of proxies in front of Baton (0 when none)" })
+    .int()
+    .nonnegative()
+    .max(10)
+    .default(0),
 });
 
 export type BatonConfig = z.infer<typeof envSchema>;

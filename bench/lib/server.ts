@@ -236,6 +236,9 @@ export async function startServer(port: number, databaseUrl: string, cpuProfileD
       NODE_ENV: "production",
       BATON_RATE_LIMIT_PER_MINUTE: process.env.BATON_RATE_LIMIT_PER_MINUTE ?? "100000000",
       BATON_RATE_LIMIT_BURST: process.env.BATON_RATE_LIMIT_BURST ?? "1000000",
+      // Every bench person signs in from 127.0.0.1 (decision 029).
+      BATON_SIGN_IN_PER_MINUTE: process.env.BATON_SIGN_IN_PER_MINUTE ?? "0",
+      BATON_SIGN_IN_GLOBAL_PER_MINUTE: process.env.BATON_SIGN_IN_GLOBAL_PER_MINUTE ?? "0",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -29,6 +29,10 @@ const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "star
     // (the limit itself is tested in lib/hardening/rate-limit.test.ts; decision 021).
     BATON_RATE_LIMIT_PER_MINUTE: process.env.BATON_RATE_LIMIT_PER_MINUTE ?? "1000000",
     BATON_RATE_LIMIT_BURST: process.env.BATON_RATE_LIMIT_BURST ?? "100000",
+    // Every spec signs in from 127.0.0.1: the per-address and per-process sign-in buckets
+    // are off here (tested in lib/hardening/sign-in-throttle.test.ts; decision 029).
+    BATON_SIGN_IN_PER_MINUTE: process.env.BATON_SIGN_IN_PER_MINUTE ?? "0",
+    BATON_SIGN_IN_GLOBAL_PER_MINUTE: process.env.BATON_SIGN_IN_GLOBAL_PER_MINUTE ?? "0",
     // Specs' webhook receivers listen on 127.0.0.1, which webhooks reach only when listed (decision 025).
     BATON_WEBHOOK_ALLOWED_TARGETS: "127.0.0.1",
   },

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { database, inTransaction } from "../db";
 import { expectBatonError } from "../testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
 import type { Person, Role } from "./roles";
+import { replaceSignInThrottle, SignInThrottle } from "./sign-in-throttle";
 import {
   clearedSessionCookie,
   endSession,
@@ -22,14 +23,22 @@ freshDatabaseForThisFile();
 const PASSWORD = "a long enough password";
 const MINUTE = 60_000;
 const DAY = 24 * 3_600_000;
+/** Where these sign-ins come from unless a test says otherwise. */
+const FROM = "198.51.100.7";
+const ELSEWHERE = "203.0.113.9";
 let admin: Person;
 let serial = 0;
 
 beforeAll(async () => {
+  // A throttle of this file's own, with the per-address and per-process buckets off:
+  // this file signs in more than 30 times a minute from one address on purpose. Those
+  // buckets are tested in lib/hardening/sign-in-throttle.test.ts.
+  replaceSignInThrottle(new SignInThrottle({ perAddressPerMinute: 0, globalPerMinute: 0 }));
   admin = await createFirstAdmin({ username: "root-admin", password: PASSWORD });
 });
+afterAll(() => replaceSignInThrottle(undefined));
 
-/** A new person with the test password; a fresh username so the failure counter starts at zero. */
+/** A new person with the test password; a fresh username so the throttle knows nothing of it. */
 async function newPerson(role: Role = "viewer"): Promise<Person> {
   const user = await createUser(admin, { username: `person-${++serial}`, password: PASSWORD, role });
   return { id: user.id, username: user.username, role: user.role };
@@ -51,13 +60,13 @@ async function eventsAbout(userId: string, kinds: string[]) {
 }
 
 const failSignIn = (username: string, password = "not the password at all") =>
-  expectBatonError(signIn({ username, password }), "unauthenticated");
+  expectBatonError(signIn({ username, password }, FROM), "unauthenticated");
 
 describe("signIn", () => {
   it("starts a session for the right password", async () => {
     const person = await newPerson("operator");
     const before = Date.now();
-    const session = await signIn({ username: person.username, password: PASSWORD });
+    const session = await signIn({ username: person.username, password: PASSWORD }, FROM);
     expect(session.person).toEqual(person);
     expect(session.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(session.expiresAt.getTime()).toBeGreaterThanOrEqual(before + SESSION_MAX_MS);
@@ -73,7 +82,7 @@ describe("signIn", () => {
     const sessions = await (await database()).session.count();
     const wrong = await failSignIn(person.username);
     const unknown = await failSignIn("nobody-here", PASSWORD);
-    const garbage = await expectBatonError(signIn({ username: 42, password: { password: PASSWORD } }), "unauthenticated");
+    const garbage = await expectBatonError(signIn({ username: 42, password: { password: PASSWORD } }, FROM), "unauthenticated");
     for (const error of [wrong, unknown, garbage]) {
       expect(error.status).toBe(401);
       expect(error.message).toBe("Wrong username or password.");
@@ -84,7 +93,7 @@ describe("signIn", () => {
 
   it("matches the username whatever its case and surrounding spaces", async () => {
     const person = await newPerson();
-    const session = await signIn({ username: `  ${person.username.toUpperCase()}\t`, password: PASSWORD });
+    const session = await signIn({ username: `  ${person.username.toUpperCase()}\t`, password: PASSWORD }, FROM);
     expect(session.person).toEqual(person);
   });
 
@@ -96,47 +105,50 @@ describe("signIn", () => {
 
   it("hands out a new secret, and a new stored session, on every sign-in", async () => {
     const person = await newPerson();
-    const first = await signIn({ username: person.username, password: PASSWORD });
-    const second = await signIn({ username: person.username, password: PASSWORD });
+    const first = await signIn({ username: person.username, password: PASSWORD }, FROM);
+    const second = await signIn({ username: person.username, password: PASSWORD }, FROM);
     expect(second.secret).not.toBe(first.secret);
     expect(await (await database()).session.count({ where: { userId: person.id } })).toBe(2);
     expect(await personOfSession(first.secret)).toEqual(person);
     expect(await personOfSession(second.secret)).toEqual(person);
   });
 
-  it("locks a username after 5 failures (429 with Retry-After), even for the right password", async () => {
+  it("after 5 failures from one address, holds back that address for that username (429 with Retry-After), even with the right password; nobody else", async () => {
     const person = await newPerson();
     for (let attempt = 1; attempt <= 5; attempt++) await failSignIn(person.username);
     for (const password of ["still wrong password", PASSWORD]) {
-      const error = await expectBatonError(signIn({ username: person.username, password }), "rate_limited");
+      const error = await expectBatonError(signIn({ username: person.username, password }, FROM), "rate_limited");
       expect(error.status).toBe(429);
       expect(error.retryAfterSeconds).toBeGreaterThan(0);
       expect(error.retryAfterSeconds).toBeLessThanOrEqual(15 * 60);
     }
-    // The lock is per username, and counts it case-insensitively.
-    await expectBatonError(signIn({ username: person.username.toUpperCase(), password: PASSWORD }), "rate_limited");
-    const other = await newPerson();
-    expect((await signIn({ username: other.username, password: PASSWORD })).person).toEqual(other);
+    // Counted per username case-insensitively...
+    await expectBatonError(signIn({ username: person.username.toUpperCase(), password: PASSWORD }, FROM), "rate_limited");
     expect(await eventsAbout(person.id, ["signed_in"])).toEqual([]);
+    // ...but only for that address: the person signs in from elsewhere (no account lock),
+    const elsewhere = await signIn({ username: person.username, password: PASSWORD }, ELSEWHERE);
+    expect(elsewhere.person).toEqual(person);
+    // and the address goes on with other usernames.
+    const other = await newPerson();
+    expect((await signIn({ username: other.username, password: PASSWORD }, FROM)).person).toEqual(other);
   });
 
-  // BUG (lib/auth/sessions.ts, signIn): the count is read before the awaits and
-  // written back as `[...recent, now]`, so failures that overlap overwrite each
-  // other: any number of guesses sent at once counts as one failure.
+  // Failures are counted when the attempt starts: guesses sent at once must not
+  // overwrite each other's count (an earlier bug counted any number as one).
   it("counts failures that arrive at the same time", async () => {
     const person = await newPerson();
-    const guesses = Array.from({ length: 10 }, (_, index) => signIn({ username: person.username, password: `wrong guess number ${index}` }));
+    const guesses = Array.from({ length: 10 }, (_, index) => signIn({ username: person.username, password: `wrong guess number ${index}` }, FROM));
     const codes = (await Promise.allSettled(guesses)).map((result) => (result.status === "rejected" ? (result.reason as { code: string }).code : "signed in"));
     for (const code of codes) expect(["unauthenticated", "rate_limited"]).toContain(code);
-    await expectBatonError(signIn({ username: person.username, password: PASSWORD }), "rate_limited");
+    await expectBatonError(signIn({ username: person.username, password: PASSWORD }, FROM), "rate_limited");
   });
 
   it("forgets earlier failures after a successful sign-in", async () => {
     const person = await newPerson();
     for (let attempt = 1; attempt <= 4; attempt++) await failSignIn(person.username);
-    await signIn({ username: person.username, password: PASSWORD });
+    await signIn({ username: person.username, password: PASSWORD }, FROM);
     for (let attempt = 1; attempt <= 4; attempt++) await failSignIn(person.username);
-    expect((await signIn({ username: person.username, password: PASSWORD })).person).toEqual(person);
+    expect((await signIn({ username: person.username, password: PASSWORD }, FROM)).person).toEqual(person);
   });
 });
 

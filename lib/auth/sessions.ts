@@ -5,6 +5,7 @@ import { appendLedgerEvents } from "../ledger/events";
 import { announceLedger } from "../ledger/bus";
 import { verifyAgainstDecoy, verifyPassword } from "./passwords";
 import type { Person } from "./roles";
+import { signInThrottle } from "./sign-in-throttle";
 import { toPerson, usernameSchema } from "./users";
 
 export { SESSION_COOKIE } from "./session-cookie";
@@ -25,25 +26,6 @@ export interface StartedSession {
   person: Person;
 }
 
-// Sign-in attempts per username that have not succeeded: counted when they start, so
-// guesses sent at the same time count one each; past the limit, refused for a while
-// whatever the password.
-const FAILURE_LIMIT = 5;
-const FAILURE_WINDOW_MS = 15 * 60_000;
-const SWEEP_ABOVE = 10_000;
-const failures = new Map<string, number[]>();
-
-function recentFailures(username: string, now: number): number[] {
-  if (failures.size > SWEEP_ABOVE) {
-    // Random usernames must not grow the map without bound.
-    for (const [name, times] of failures) if (times.every((at) => now - at >= FAILURE_WINDOW_MS)) failures.delete(name);
-  }
-  const kept = (failures.get(username) ?? []).filter((at) => now - at < FAILURE_WINDOW_MS);
-  if (kept.length) failures.set(username, kept);
-  else failures.delete(username);
-  return kept;
-}
-
 /** Starts a session for a person who just proved who they are; always a new session id. */
 export async function startSession(person: Person, how: "password" | "setup"): Promise<StartedSession> {
   const secret = randomBytes(32).toString("base64url");
@@ -57,24 +39,21 @@ export async function startSession(person: Person, how: "password" | "setup"): P
   return { secret, expiresAt, person };
 }
 
-/** Checks a username and password; too many failures in a row lock that username for a while (429). */
-export async function signIn(input: { username: unknown; password: unknown }): Promise<StartedSession> {
+/**
+ * Checks a username and password coming from `clientAddress` (lib/http/client-address.ts).
+ * Throttled per address and username, per address and for the whole process before
+ * any password is checked (lib/auth/sign-in-throttle.ts, decision 029): 429 with Retry-After.
+ */
+export async function signIn(input: { username: unknown; password: unknown }, clientAddress: string): Promise<StartedSession> {
   const parsed = usernameSchema.safeParse(input.username);
   const password = typeof input.password === "string" ? input.password : "";
   const username = parsed.success ? parsed.data : "";
-  const now = Date.now();
-  const recent = recentFailures(username, now);
-  if (recent.length >= FAILURE_LIMIT) {
-    const retryAfter = Math.ceil((recent[0]! + FAILURE_WINDOW_MS - now) / 1000);
-    throw new BatonError("rate_limited", "Too many failed sign-ins for this username; wait and try again.", null, retryAfter);
-  }
-  // Counted as a failure until it succeeds.
-  recent.push(now);
-  failures.set(username, recent);
+  const throttle = signInThrottle();
+  throttle.admit(username, clientAddress);
   const user = username ? await (await database()).user.findUnique({ where: { username } }) : null;
   const ok = user && !user.disabledAt ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDecoy(password);
   if (!ok || !user) throw new BatonError("unauthenticated", "Wrong username or password.");
-  failures.delete(username);
+  throttle.succeeded(username, clientAddress);
   return startSession(toPerson(user), "password");
 }
 

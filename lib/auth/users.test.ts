@@ -11,6 +11,8 @@ import { changeUser, createFirstAdmin, createUser, createUserAs, hasAnyUser, lis
 freshDatabaseForThisFile();
 
 const PASSWORD = "a long enough password";
+/** The address these sign-ins come from: one of its own, so that files sharing a worker do not share its sign-in bucket. */
+const FROM = "192.0.2.13";
 let serial = 0;
 const uniqueName = (prefix: string) => `${prefix}-${++serial}`;
 
@@ -177,8 +179,8 @@ describe("setPassword", () => {
   it("replaces the hash, ends every session of that person only, and records who did it", async () => {
     const user = await newUser("operator", "forgetful");
     const bystander = await newUser("viewer", "bystander");
-    const sessions = [await signIn({ username: user.username, password: PASSWORD }), await startSession(personOf(user), "password")];
-    const theirs = await signIn({ username: bystander.username, password: PASSWORD });
+    const sessions = [await signIn({ username: user.username, password: PASSWORD }, FROM), await startSession(personOf(user), "password")];
+    const theirs = await signIn({ username: bystander.username, password: PASSWORD }, FROM);
 
     const result = await setPassword("cli", ` ${user.username.toUpperCase()}`, NEW_PASSWORD);
     expect(result).toEqual({ user, sessionsEnded: 2 });
@@ -188,8 +190,8 @@ describe("setPassword", () => {
     expect(await verifyPassword(row.passwordHash, PASSWORD)).toBe(false);
     for (const session of sessions) expect(await personOfSession(session.secret)).toBeNull();
     expect(await personOfSession(theirs.secret)).toEqual(personOf(bystander));
-    await expectBatonError(signIn({ username: user.username, password: PASSWORD }), "unauthenticated");
-    expect(await personOfSession((await signIn({ username: user.username, password: NEW_PASSWORD })).secret)).toEqual(personOf(user));
+    await expectBatonError(signIn({ username: user.username, password: PASSWORD }, FROM), "unauthenticated");
+    expect(await personOfSession((await signIn({ username: user.username, password: NEW_PASSWORD }, FROM)).secret)).toEqual(personOf(user));
 
     const events = await userEvents("user_password_set", user.id);
     expect(events).toEqual([{ actor: "cli", threadKey: null, data: { user_id: user.id, username: user.username, sessions_ended: 2 } }]);
@@ -201,7 +203,7 @@ describe("setPassword", () => {
     await changeUser(admin, user.id, { disabled: true });
     expect((await setPassword(admin.username, user.username, NEW_PASSWORD)).user.disabled).toBe(true);
     expect((await userRow(user.id)).disabledAt).toBeInstanceOf(Date);
-    await expectBatonError(signIn({ username: user.username, password: NEW_PASSWORD }), "unauthenticated");
+    await expectBatonError(signIn({ username: user.username, password: NEW_PASSWORD }, FROM), "unauthenticated");
   });
 
   it.each([
@@ -245,7 +247,7 @@ describe("changeUser", () => {
   it("disables an account, ending its sessions at once, and enables it again", async () => {
     const user = await newUser("operator");
     const first = await startSession(personOf(user), "password");
-    const second = await signIn({ username: user.username, password: PASSWORD });
+    const second = await signIn({ username: user.username, password: PASSWORD }, FROM);
     expect(await personOfSession(first.secret)).toEqual(personOf(user));
 
     expect(await changeUser(admin, user.id, { disabled: true })).toEqual({ ...user, disabled: true });
@@ -254,12 +256,12 @@ describe("changeUser", () => {
     const sessions = await (await database()).session.findMany({ where: { userId: user.id } });
     expect(sessions).toHaveLength(2);
     for (const session of sessions) expect(session.endedAt).toBeInstanceOf(Date);
-    await expectBatonError(signIn({ username: user.username, password: PASSWORD }), "unauthenticated");
+    await expectBatonError(signIn({ username: user.username, password: PASSWORD }, FROM), "unauthenticated");
 
     expect(await changeUser(admin, user.id, { disabled: false })).toEqual(user);
     // Enabling does not bring ended sessions back; signing in does work again.
     expect(await personOfSession(first.secret)).toBeNull();
-    const again = await signIn({ username: user.username, password: PASSWORD });
+    const again = await signIn({ username: user.username, password: PASSWORD }, FROM);
     expect(await personOfSession(again.secret)).toEqual(personOf(user));
 
     const about = { actor: admin.username, threadKey: null, data: { user_id: user.id, username: user.username } };

@@ -5,9 +5,20 @@ import { clearedSessionCookie, endSession, SESSION_COOKIE, signIn } from "@/lib/
 import { readJsonBody } from "@/lib/http/body";
 import { errorResponse, jsonResponse } from "@/lib/http/respond";
 import { signedInResponse } from "@/lib/http/session-response";
+import { config } from "@/lib/config";
 import { BatonError } from "@/lib/errors";
+import { clientAddressOf } from "@/lib/http/client-address";
 
 const signInSchema = z.strictObject({ username: z.string({ error: "username must be a string" }), password: z.string({ error: "password must be a string" }) });
+
+/**
+ * The address sign-in is throttled by (decision 029). With none at all (no socket
+ * address stamped and no X-Forwarded-For: not a request Next's server received),
+ * one shared key: never reached behind Next's own server.
+ */
+function signInAddressOf(request: Request): string {
+  return clientAddressOf(request, config().BATON_TRUSTED_PROXY_HOPS) ?? "unknown";
+}
 
 /** GET /api/v1/session: who is signed in (401 when nobody). */
 export async function GET(request: Request): Promise<Response> {
@@ -25,7 +36,7 @@ export async function POST(request: Request): Promise<Response> {
   try {
     assertSameOrigin(request);
     const body = await readJsonBody(request, signInSchema);
-    return signedInResponse(request, await signIn(body));
+    return signedInResponse(request, await signIn(body, signInAddressOf(request)));
   } catch (error) {
     return errorResponse(error);
   }
