@@ -1,5 +1,7 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { SESSION_COOKIE } from "./lib/auth/session-cookie";
+import { config as batonConfig } from "./lib/config";
+import { hostRefusal } from "./lib/http/hosts";
 import { createNonce, isThreadDownloadPath, NON_PAGE_CONTENT_SECURITY_POLICY, pageContentSecurityPolicy } from "./lib/http/security-headers";
 
 /** Pages anyone may see without a session: sign-in, and first-run on a fresh install. */
@@ -44,6 +46,13 @@ function withPagePolicy(request: NextRequest): NextResponse {
 
 export function proxy(request: NextRequest): NextResponse {
   const { pathname } = request.nextUrl;
+  // DNS rebinding: a Host not in BATON_ALLOWED_HOSTS gets no page (decision 030); API routes check it again.
+  const refusal = hostRefusal(request, batonConfig().BATON_ALLOWED_HOSTS);
+  if (refusal) {
+    const refused = NextResponse.json(refusal.toBody(), { status: refusal.status });
+    refused.headers.set("content-security-policy", NON_PAGE_CONTENT_SECURITY_POLICY);
+    return refused;
+  }
   const malformed = malformedEscapeResponse(pathname);
   if (malformed) return malformed;
   // API answers and downloads get their (static) headers from next.config.ts.

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { assertSameOrigin, cookieOf, personOfRequest, servedOverHttps } from "@/lib/auth/person";
 import { abilitiesOf } from "@/lib/auth/roles";
 import { clearedSessionCookie, endSession, SESSION_COOKIE, signIn } from "@/lib/auth/sessions";
+import { assertAllowedHost } from "@/lib/http/host-check";
 import { readJsonBody } from "@/lib/http/body";
 import { errorResponse, jsonResponse } from "@/lib/http/respond";
 import { signedInResponse } from "@/lib/http/session-response";
@@ -12,6 +13,7 @@ const signInSchema = z.strictObject({ username: z.string({ error: "username must
 /** GET /api/v1/session: who is signed in (401 when nobody). */
 export async function GET(request: Request): Promise<Response> {
   try {
+    assertAllowedHost(request);
     const person = await personOfRequest(request);
     if (!person) throw new BatonError("unauthenticated", "Nobody is signed in.");
     return jsonResponse({ user: person, can: abilitiesOf(person.role) });
@@ -23,6 +25,7 @@ export async function GET(request: Request): Promise<Response> {
 /** POST /api/v1/session: signs in with a username and password; a new session id every time. */
 export async function POST(request: Request): Promise<Response> {
   try {
+    assertAllowedHost(request);
     assertSameOrigin(request);
     const body = await readJsonBody(request, signInSchema);
     return signedInResponse(request, await signIn(body));
@@ -34,6 +37,7 @@ export async function POST(request: Request): Promise<Response> {
 /** DELETE /api/v1/session: signs out, ending the session on the server. */
 export async function DELETE(request: Request): Promise<Response> {
   try {
+    assertAllowedHost(request);
     assertSameOrigin(request);
     await endSession(cookieOf(request, SESSION_COOKIE));
     return new Response(null, { status: 204, headers: { "set-cookie": clearedSessionCookie(servedOverHttps(request)) } });
