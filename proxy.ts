@@ -1,9 +1,24 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { SESSION_COOKIE } from "./lib/auth/session-cookie";
+import { hostRefusal, parseAllowedHosts, type AllowedHost } from "./lib/http/hosts";
 import { createNonce, isThreadDownloadPath, NON_PAGE_CONTENT_SECURITY_POLICY, pageContentSecurityPolicy } from "./lib/http/security-headers";
 
 /** Pages anyone may see without a session: sign-in, and first-run on a fresh install. */
 const OPEN_PAGES = new Set(["/sign-in", "/setup"]);
+
+/**
+ * BATON_ALLOWED_HOSTS, read here without lib/config.ts (which brings zod and the webhook
+ * checks into the proxy); the server checks the value at start and stops on a bad one.
+ */
+let allowedHosts: AllowedHost[] | undefined;
+function batonAllowedHosts(): AllowedHost[] {
+  if (allowedHosts) return allowedHosts;
+  const entries = (process.env.BATON_ALLOWED_HOSTS ?? "").split(",").map((entry) => entry.trim()).filter(Boolean);
+  const parsed = parseAllowedHosts(entries);
+  if (!("hosts" in parsed)) throw new Error(`Baton's environment is not valid: BATON_ALLOWED_HOSTS: ${parsed.problem}`);
+  allowedHosts = parsed.hosts;
+  return allowedHosts;
+}
 
 /**
  * A path segment with a broken percent-escape (`/api/v1/threads/%ZZ`) makes
@@ -44,6 +59,13 @@ function withPagePolicy(request: NextRequest): NextResponse {
 
 export function proxy(request: NextRequest): NextResponse {
   const { pathname } = request.nextUrl;
+  // DNS rebinding: a Host not in BATON_ALLOWED_HOSTS gets no page (decision 030); API routes check it again.
+  const refusal = hostRefusal(request, batonAllowedHosts());
+  if (refusal) {
+    const refused = NextResponse.json(refusal.toBody(), { status: refusal.status });
+    refused.headers.set("content-security-policy", NON_PAGE_CONTENT_SECURITY_POLICY);
+    return refused;
+  }
   const malformed = malformedEscapeResponse(pathname);
   if (malformed) return malformed;
   // API answers and downloads get their (static) headers from next.config.ts.

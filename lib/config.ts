@@ -1,6 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { parseAllowList } from "./webhooks/targets";
+import { parseAllowedHosts } from "./http/hosts";
 
 /**
  * Baton's environment, checked with zod once. Every variable is documented in
@@ -83,6 +84,28 @@ const envSchema = z.object({
     .nonnegative()
     .max(10)
     .default(0),
+  /**
+   * Host names (optionally with :port) Baton answers to; any other Host (or
+   * X-Forwarded-Host) is refused with 421 (lib/http/hosts.ts). Loopback names always pass.
+   */
+  BATON_ALLOWED_HOSTS: list.transform((entries, context) => {
+    const parsed = parseAllowedHosts(entries);
+    if ("hosts" in parsed) return parsed.hosts;
+    context.addIssue({ code: "custom", message: parsed.problem });
+    return z.NEVER;
+  }),
+  /** How long reading one request body may take in all (lib/http/body.ts); past it 408. */
+  BATON_BODY_TIMEOUT_MS: z.coerce
+    .number({ error: "BATON_BODY_TIMEOUT_MS must be a number of milliseconds" })
+    .int({ error: "BATON_BODY_TIMEOUT_MS must be a whole number of milliseconds" })
+    .positive({ error: "BATON_BODY_TIMEOUT_MS must be more than 0" })
+    .default(15_000),
+  /** How long a request body may send nothing before reading it stops with 408. */
+  BATON_BODY_IDLE_TIMEOUT_MS: z.coerce
+    .number({ error: "BATON_BODY_IDLE_TIMEOUT_MS must be a number of milliseconds" })
+    .int({ error: "BATON_BODY_IDLE_TIMEOUT_MS must be a whole number of milliseconds" })
+    .positive({ error: "BATON_BODY_IDLE_TIMEOUT_MS must be more than 0" })
+    .default(5_000),
 });
 
 export type BatonConfig = z.infer<typeof envSchema>;

@@ -9,7 +9,9 @@ export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Set up Baton" };
 
 /** First run: a fresh install has no accounts; the first one is the admin. Once anyone exists, this page is sign-in. */
-export default async function SetupPage() {
+export default async function SetupPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  // The one-time code Baton printed at start (needed from another machine); the form sends it on.
+  const { code } = await searchParams;
   if (await hasAnyUser()) redirect("/sign-in");
   return (
     <main className="flex min-h-0 flex-1 flex-col items-center overflow-auto p-4">
@@ -20,7 +22,7 @@ export default async function SetupPage() {
         <p className="mb-4 text-sm text-zinc-600 dark:text-zinc-400">
           Baton has no accounts yet. The first one is the admin: it adds people and manages API tokens.
         </p>
-        <SetupForm minPasswordLength={PASSWORD_MIN} />
+        <SetupForm minPasswordLength={PASSWORD_MIN} code={typeof code === "string" ? code : undefined} />
       </div>
     </main>
   );

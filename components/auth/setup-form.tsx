@@ -9,7 +9,7 @@ import { buttonClass, FormAlert, inputClass, labelClass, localProblem, names, pr
 const LABELS: Record<string, string> = { username: "Username", password: "Password", confirm: "Confirm password" };
 
 /** First run: creates the admin account, which signs them in. */
-export function SetupForm({ minPasswordLength }: { minPasswordLength: number }) {
+export function SetupForm({ minPasswordLength, code }: { minPasswordLength: number; code?: string }) {
   const id = useId();
   const [problem, setProblem] = useState<Problem | null>(null);
   const [pending, setPending] = useState(false);
@@ -30,7 +30,7 @@ export function SetupForm({ minPasswordLength }: { minPasswordLength: number }) 
     }
     setPending(true);
     setProblem(null);
-    const result = await sendJson("POST", "/api/v1/setup", { username, password }, signedInSchema);
+    const result = await sendJson("POST", "/api/v1/setup", code ? { username, password, code } : { username, password }, signedInSchema);
     if (result.ok) {
       // eslint-disable-next-line @next/next/no-location-assign-relative-destination -- a full navigation: the server renders the next page with the new session cookie.
       window.location.assign("/");

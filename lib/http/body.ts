@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { parseInput } from "../parse-input";
 import { BatonError } from "../errors";
+import { config } from "../config";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -18,19 +19,53 @@ function tooLarge(limit: number): BatonError {
   return new BatonError("payload_too_large", `The body is larger than ${limit} bytes.`, { limit_bytes: limit });
 }
 
+function tooSlow(what: string, ms: number): BatonError {
+  return new BatonError("request_timeout", `The body ${what} ${ms} ms; send the whole body at once, without pauses.`, { timeout_ms: ms });
+}
+
+/** How long a body may take in all, and without a byte arriving (BATON_BODY_TIMEOUT_MS, BATON_BODY_IDLE_TIMEOUT_MS). */
+export interface BodyDeadlines {
+  totalMs: number;
+  idleMs: number;
+}
+
+function configuredDeadlines(): BodyDeadlines {
+  const settings = config();
+  return { totalMs: settings.BATON_BODY_TIMEOUT_MS, idleMs: settings.BATON_BODY_IDLE_TIMEOUT_MS };
+}
+
 /**
  * Reads the body as UTF-8 text, counting bytes as they arrive, whatever
- * Content-Length says; stops reading (and cancels the stream) past `limit`.
+ * Content-Length says; stops reading (and cancels the stream) past `limit`,
+ * and with 408 when the body is not complete within `deadlines.totalMs` or
+ * sends nothing for `deadlines.idleMs` (a slow body must not hold the request).
  */
-export async function readBodyText(request: Request, limit: number): Promise<{ text: string; bytes: number }> {
+export async function readBodyText(
+  request: Request,
+  limit: number,
+  deadlines: BodyDeadlines = configuredDeadlines(),
+): Promise<{ text: string; bytes: number }> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   if (request.body) {
     const reader = request.body.getReader();
+    const started = Date.now();
     for (;;) {
-      const { done, value } = await reader.read();
+      const left = deadlines.totalMs - (Date.now() - started);
+      const wait = Math.min(left, deadlines.idleMs);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), Math.max(wait, 0));
+      });
+      const next = await Promise.race([reader.read(), timedOut]).finally(() => clearTimeout(timer));
+      if (next === "timeout") {
+        // Not awaited: a stalled source may never finish cancelling.
+        void reader.cancel().catch(() => undefined);
+        throw left <= deadlines.idleMs ? tooSlow("took longer than", deadlines.totalMs) : tooSlow("sent nothing for", deadlines.idleMs);
+      }
+      const { done, value } = next;
       if (done) break;
       bytes += value.byteLength;
       if (bytes > limit) {

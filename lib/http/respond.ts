@@ -15,7 +15,7 @@ export function errorResponse(error: unknown): Response {
   const headers: Record<string, string> = {};
   if (batonError.retryAfterSeconds !== undefined) headers["retry-after"] = String(batonError.retryAfterSeconds);
   if (batonError.status === 401) headers["www-authenticate"] = 'Bearer realm="baton"';
-  // The rest of a too-large body is left unread: a keep-alive client must not send its next request after it.
-  if (batonError.code === "payload_too_large") headers.connection = "close";
+  // The rest of a too-large (or too slow) body is left unread: a keep-alive client must not send its next request after it.
+  if (batonError.code === "payload_too_large" || batonError.code === "request_timeout") headers.connection = "close";
   return jsonResponse(batonError.toBody(), batonError.status, headers);
 }

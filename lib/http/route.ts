@@ -2,6 +2,7 @@ import { requirePerson } from "../auth/person";
 import type { Person, Role } from "../auth/roles";
 import { authoriseRead, type Reader } from "../auth/read-access";
 import { authenticateBearer, type AuthenticatedToken, type TokenScope } from "../auth/tokens";
+import { assertAllowedHost } from "./host-check";
 import { admitTokenRequest } from "./rate-limit";
 import { errorResponse } from "./respond";
 
@@ -12,7 +13,8 @@ interface RouteContext<Params> {
 }
 
 /**
- * Wraps an agents' API handler: authenticates the bearer token for `scope`,
+ * Wraps an agents' API handler: refuses a Host not in BATON_ALLOWED_HOSTS
+ * (421, lib/http/host-check.ts; so do the other wrappers), authenticates the bearer token for `scope`,
  * counts the request against the token's rate limit (429 with Retry-After when
  * it is over, lib/http/rate-limit.ts), runs the handler, and turns any error
  * into the one error body. The handler runs only for an admitted request, so
@@ -24,6 +26,7 @@ export function apiRoute<Params = Record<string, never>>(
 ) {
   return async (request: Request, segment: { params: Promise<Params> }): Promise<Response> => {
     try {
+      assertAllowedHost(request);
       const token = await authenticateBearer(request.headers.get("authorization"), scope);
       admitTokenRequest(token);
       return await handler({ request, params: await segment.params, token });
@@ -42,6 +45,7 @@ export function readRoute<Params = Record<string, never>>(
 ) {
   return async (request: Request, segment: { params: Promise<Params> }): Promise<Response> => {
     try {
+      assertAllowedHost(request);
       const reader = await authoriseRead(request);
       return await handler({ request, params: await segment.params, reader });
     } catch (error) {
@@ -60,6 +64,7 @@ export function personRoute<Params = Record<string, never>>(
 ) {
   return async (request: Request, segment: { params: Promise<Params> }): Promise<Response> => {
     try {
+      assertAllowedHost(request);
       const person = await requirePerson(request, role);
       return await handler({ request, params: await segment.params, person });
     } catch (error) {

@@ -4,13 +4,15 @@ import { parseWorkspaceRoots } from "../verdict/roots";
 import { startWatchdog } from "../watchdog/scheduler";
 import { watchHandoffFolders, type FolderWatcher } from "../watch/folder-watcher";
 import { startWebhookLoops } from "../webhooks/start";
+import { announceFirstRun } from "./first-run";
 
 const holder = globalThis as unknown as { __batonWatcher?: FolderWatcher };
 
-/** Background work of a running server, started once per process: checks settings, watches folders. */
+/** Background work of a running server, started once per process: checks settings, prints the first-run code, watches folders. */
 export async function startServerBackground(): Promise<void> {
   // A typo in BATON_WORKSPACE_ROOTS stops the server at start, not at the first thread page.
   parseWorkspaceRoots(config().BATON_WORKSPACE_ROOTS);
+  void announceFirstRun();
   startLessonsBackfill();
   startWatchdog();
   startWebhookLoops();

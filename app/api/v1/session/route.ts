@@ -2,6 +2,7 @@ import { z } from "zod";
 import { assertSameOrigin, cookieOf, personOfRequest, servedOverHttps } from "@/lib/auth/person";
 import { abilitiesOf } from "@/lib/auth/roles";
 import { clearedSessionCookie, endSession, SESSION_COOKIE, signIn } from "@/lib/auth/sessions";
+import { assertAllowedHost } from "@/lib/http/host-check";
 import { readJsonBody } from "@/lib/http/body";
 import { errorResponse, jsonResponse } from "@/lib/http/respond";
 import { signedInResponse } from "@/lib/http/session-response";
@@ -23,6 +24,7 @@ function signInAddressOf(request: Request): string {
 /** GET /api/v1/session: who is signed in (401 when nobody). */
 export async function GET(request: Request): Promise<Response> {
   try {
+    assertAllowedHost(request);
     const person = await personOfRequest(request);
     if (!person) throw new BatonError("unauthenticated", "Nobody is signed in.");
     return jsonResponse({ user: person, can: abilitiesOf(person.role) });
@@ -34,6 +36,7 @@ export async function GET(request: Request): Promise<Response> {
 /** POST /api/v1/session: signs in with a username and password; a new session id every time. */
 export async function POST(request: Request): Promise<Response> {
   try {
+    assertAllowedHost(request);
     assertSameOrigin(request);
     const body = await readJsonBody(request, signInSchema);
     return signedInResponse(request, await signIn(body, signInAddressOf(request)));
@@ -45,6 +48,7 @@ export async function POST(request: Request): Promise<Response> {
 /** DELETE /api/v1/session: signs out, ending the session on the server. */
 export async function DELETE(request: Request): Promise<Response> {
   try {
+    assertAllowedHost(request);
     assertSameOrigin(request);
     await endSession(cookieOf(request, SESSION_COOKIE));
     return new Response(null, { status: 204, headers: { "set-cookie": clearedSessionCookie(servedOverHttps(request)) } });

@@ -1,0 +1,56 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { BatonError } from "../errors";
+import { isLoopbackAddress, isLoopbackHost, namedHosts } from "../http/hosts";
+
+/**
+ * First-run setup from another machine needs a one-time code (decision 030).
+ * The server makes it at start when nobody has an account (instrumentation.ts)
+ * and prints it once; only its SHA-256 is kept, in this process's memory, on
+ * globalThis because Next bundles lib/ into instrumentation and each route
+ * apart. Several instances each print their own code: any one of them works on
+ * the instance that printed it, and the first admin created closes setup on all.
+ */
+const holder = globalThis as unknown as { __batonSetupCode?: Buffer | null };
+
+const digest = (code: string): Buffer => createHash("sha256").update(code, "utf8").digest();
+
+/** A new code (256 random bits, base64url), replacing any earlier one. */
+export function issueSetupCode(): string {
+  const code = randomBytes(32).toString("base64url");
+  holder.__batonSetupCode = digest(code);
+  return code;
+}
+
+/** Whether `code` is this process's current setup code (compared in constant time). */
+export function isSetupCode(code: string | undefined): boolean {
+  const expected = holder.__batonSetupCode;
+  if (!expected || !code) return false;
+  return timingSafeEqual(digest(code), expected);
+}
+
+/** The code has been used: it never works again. */
+export function forgetSetupCode(): void {
+  holder.__batonSetupCode = null;
+}
+
+/**
+ * From this machine: every host the request names is a loopback name and, as
+ * far as Baton can know the peer (Next fills X-Forwarded-For with the socket's
+ * address unless a client or proxy sent one), every address is loopback.
+ */
+export function isLoopbackRequest(request: Request): boolean {
+  if (!namedHosts(request).every(isLoopbackHost)) return false;
+  const peers = request.headers.get("x-forwarded-for");
+  return peers === null || peers.split(",").every(isLoopbackAddress);
+}
+
+/** The gate in front of POST /api/v1/setup: loopback, or the code printed at start (403 otherwise). */
+export function assertSetupAllowed(request: Request, code: string | undefined): void {
+  if (isLoopbackRequest(request) || isSetupCode(code)) return;
+  throw new BatonError(
+    "forbidden",
+    code
+      ? "This setup code is not valid (or was used already). Open the address Baton printed when it started (\"baton: first run: open …/setup?code=…\" in the server's output), or restart Baton for a new code."
+      : "First-run setup from another machine needs the one-time setup code: open the address Baton printed when it started (\"baton: first run: open …/setup?code=…\" in the server's output), set up from the server itself (http://localhost), or run `baton user create NAME --role admin` there.",
+  );
+}
