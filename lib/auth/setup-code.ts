@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { BatonError } from "../errors";
+import { CLIENT_ADDRESS_HEADER } from "../http/client-address";
 import { isLoopbackAddress, isLoopbackHost, namedHosts } from "../http/hosts";
 
 /**
@@ -34,14 +35,16 @@ export function forgetSetupCode(): void {
 }
 
 /**
- * From this machine: every host the request names is a loopback name and, as
- * far as Baton can know the peer (Next fills X-Forwarded-For with the socket's
- * address unless a client or proxy sent one), every address is loopback.
+ * From this machine: every host the request names is a loopback name, the socket's
+ * address (stamped by the server, lib/http/client-address.ts) is loopback, and so is
+ * every X-Forwarded-For entry (a proxy on this machine forwarding someone else is not).
  */
 export function isLoopbackRequest(request: Request): boolean {
   if (!namedHosts(request).every(isLoopbackHost)) return false;
+  const socket = request.headers.get(CLIENT_ADDRESS_HEADER);
+  if (socket !== null && !isLoopbackAddress(socket.trim())) return false;
   const peers = request.headers.get("x-forwarded-for");
-  return peers === null || peers.split(",").every(isLoopbackAddress);
+  return peers === null || peers.split(",").every((peer) => isLoopbackAddress(peer.trim()));
 }
 
 /** The gate in front of POST /api/v1/setup: loopback, or the code printed at start (403 otherwise). */

@@ -56,6 +56,8 @@ describe("POST /api/v1/setup on a fresh install reached by another name (DNS reb
 
   it("refuses a loopback Host from a peer that is not loopback", async () => {
     expect((await postSetup("127.0.0.1:3000", ACCOUNT, { "x-forwarded-for": "203.0.113.7" })).status).toBe(403);
+    // The server's own stamp of the socket address wins over a forged X-Forwarded-For.
+    expect((await postSetup("127.0.0.1:3000", ACCOUNT, { "x-forwarded-for": "127.0.0.1", "x-baton-client-address": "203.0.113.7" })).status).toBe(403);
     expect((await postSetup("localhost:3000", ACCOUNT, { "x-forwarded-host": "evil.example" })).status).toBe(403);
     expect(await hasAnyUser()).toBe(false);
   });
