@@ -490,7 +490,7 @@ test("both instances come back after their database connections are cut; their f
     await sleep(400);
     // (pg_terminate_backend in the SELECT list: in a WHERE clause it could run before the pid <> test.)
     const killed = await query<{ terminated: boolean }>(
-      `SELECT pg_terminate_backend(pid) AS "terminated" FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      `SELECT pg_terminate_backend(pid) AS "terminated" FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
     );
     terminated += killed.length;
   }

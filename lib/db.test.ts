@@ -69,9 +69,9 @@ describe.runIf(testsRunOnPostgresql())("PostgreSQL connections terminated under 
   });
   afterEach(() => vi.restoreAllMocks());
 
-  /** Every other connection to the test database, as a restart or pg_terminate_backend does. */
+  /** Every other client connection to the test database (not autovacuum: a superuser's), as a restart or pg_terminate_backend does. */
   async function cutConnections(): Promise<number> {
-    const result = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+    const result = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`);
     // Until the terminated sockets have told their clients.
     await sleep(100);
     return result.rowCount ?? 0;
@@ -170,7 +170,7 @@ describe.runIf(testsRunOnPostgresql())("PostgreSQL connections terminated under 
       const lanes = Promise.all(Array.from({ length: 6 }, (_, index) => lane(index)));
       for (let cut = 0; cut < 5; cut++) {
         await sleep(200);
-        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`);
       }
       await sleep(300);
       stop = true;
