@@ -60,6 +60,8 @@ export default defineConfig({
     reporters: ["default", "json"],
     outputFile: { json: "test-results/vitest.json" },
     testTimeout: 30_000,
+    // expect.poll waits up to 10 s (not 1 s): the passes run side by side on two cores.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 60_000,
   },
   resolve: { alias: { "@": new URL("./", import.meta.url).pathname } },
