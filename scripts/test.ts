@@ -25,8 +25,6 @@ interface Step {
   name: string;
   command: string[];
   env?: Record<string, string>;
-  /** Runs at a lower priority (nice 10). */
-  background?: boolean;
 }
 
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
@@ -36,7 +34,7 @@ function runStep(step: Step): Promise<number> {
   const log = path.join(LOGS, `${step.name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.log`);
   const out = createWriteStream(log);
   return new Promise((resolve) => {
-    const [command, ...args] = step.background && process.platform !== "win32" ? ["nice", "-n", "10", ...step.command] : step.command;
+    const [command, ...args] = step.command;
     const child = spawn(command!, args, { env: { ...process.env, ...step.env }, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.pipe(out, { end: false });
     child.stderr.pipe(out, { end: false });
