@@ -14,5 +14,7 @@ export async function announceFirstRun(print: (line: string) => void = console.l
   );
   if (!fresh) return;
   const code = issueSetupCode();
-  print(`baton: first run: open ${config().BATON_PUBLIC_URL}/setup?code=${code} to create the admin (from this machine, /setup needs no code)`);
+  // Without BATON_PUBLIC_URL, the port this server listens on (npm start passes PORT).
+  const base = process.env.BATON_PUBLIC_URL ? config().BATON_PUBLIC_URL : `http://localhost:${process.env.PORT ?? 3000}`;
+  print(`baton: first run: open ${base}/setup?code=${code} to create the admin (from this machine, /setup needs no code)`);
 }
