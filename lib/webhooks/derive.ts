@@ -51,8 +51,6 @@ const QUOTE_MAX = 200;
 const quote = (text: string) => (text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX - 1)}…` : text);
 const andMore = (count: number) => (count > 1 ? ` (and ${count - 1} more)` : "");
 
-/** Questions are the same when they differ only in case, spacing or Unicode form: the inbox's rule (lib/human/section.ts). */
-export const normaliseQuestion = sameQuestionKey;
 
 function parseData(row: LedgerRow): Record<string, unknown> {
   try {
@@ -173,8 +171,9 @@ type QuestionRow = { questionId: string; question: string; blocking: boolean; op
 
 /** Questions the previous active version did not ask. */
 export function questionsAsked(base: NotificationBase, questions: QuestionRow[], previous: { question: string }[]): Notification | null {
-  const asked = new Set(previous.map((question) => normaliseQuestion(question.question)));
-  const fresh = questions.filter((question) => !asked.has(normaliseQuestion(question.question)));
+  // The same question differs at most in case, spacing or Unicode form: the inbox's rule.
+  const asked = new Set(previous.map((question) => sameQuestionKey(question.question)));
+  const fresh = questions.filter((question) => !asked.has(sameQuestionKey(question.question)));
   if (!fresh.length) return null;
   return {
     ...base,

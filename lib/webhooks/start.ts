@@ -12,10 +12,3 @@ export function startWebhookLoops(): void {
   const notifier = startWebhookNotifier({ onEnqueued: () => worker.wake() });
   holder.__batonWebhookLoops = { notifier, worker };
 }
-
-/** Stops both loops (tests, a graceful shutdown); resolves once their steps in flight have finished. */
-export async function stopWebhookLoops(): Promise<void> {
-  const loops = holder.__batonWebhookLoops;
-  holder.__batonWebhookLoops = undefined;
-  if (loops) await Promise.all([loops.notifier.stop(), loops.worker.stop()]);
-}
