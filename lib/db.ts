@@ -8,6 +8,7 @@ import { PrismaClient, type Prisma } from "./generated/prisma/client";
 import { config, isPostgresqlUrl, sqliteFilePath } from "./config";
 import { connectionLostError, isBusyError, isConnectionLost } from "./db-errors";
 import { BatonError } from "./errors";
+import { processSlot } from "./singleton";
 
 export type Db = PrismaClient;
 /** The client inside `db.$transaction(async (tx) => ...)`. */
@@ -23,8 +24,8 @@ interface DbHolder {
   connection?: BetterSqlite3.Database;
 }
 
-// One client per process, kept on globalThis so that dev hot reloads reuse it.
-const holder = globalThis as unknown as { __batonDb?: DbHolder };
+// One client per process (lib/singleton.ts): dev hot reloads and route bundles reuse it.
+const processDb = processSlot<DbHolder>("Db");
 
 /**
  * How long SQLite itself may wait for another process's lock. better-sqlite3 waits
@@ -133,13 +134,13 @@ async function openPostgresql(url: string): Promise<PrismaClient> {
 /** The only Prisma client. */
 export function database(): Promise<PrismaClient> {
   const url = config().DATABASE_URL;
-  if (holder.__batonDb?.url !== url) {
+  if (processDb.value?.url !== url) {
     const dialect: Dialect = isPostgresqlUrl(url) ? "postgresql" : "sqlite";
     const opened: DbHolder = { url, dialect, client: Promise.resolve(null as unknown as PrismaClient) };
     opened.client = dialect === "postgresql" ? openPostgresql(url) : openSqlite(url, opened);
-    holder.__batonDb = opened;
+    processDb.value = opened;
   }
-  return holder.__batonDb.client;
+  return processDb.value.client;
 }
 
 /** Which database the configured DATABASE_URL names. */
@@ -148,9 +149,9 @@ export function databaseDialect(): Dialect {
 }
 
 export async function closeDatabase(): Promise<void> {
-  const current = holder.__batonDb;
-  holder.__batonDb = undefined;
-  if (current) await (await current.client).$disconnect();
+  const closing = processDb.value;
+  processDb.value = undefined;
+  if (closing) await (await closing.client).$disconnect();
 }
 
 /** True when a write broke a UNIQUE constraint (another writer got there first). */
@@ -303,8 +304,8 @@ const executors = new WeakMap<BetterSqlite3.Database, SqlExecutor>();
  */
 export async function sqlExecutor(tx?: Tx): Promise<SqlExecutor> {
   const db = await database();
-  if (holder.__batonDb?.dialect === "postgresql") return postgresqlExecutor(tx ?? db);
-  const connection = holder.__batonDb?.connection;
+  if (processDb.value?.dialect === "postgresql") return postgresqlExecutor(tx ?? db);
+  const connection = processDb.value?.connection;
   if (!connection) throw new Error("the SQLite connection is not open");
   let executor = executors.get(connection);
   if (!executor) {

@@ -5,6 +5,7 @@ import { cookieOf } from "./person";
 import type { Reader } from "./read-access";
 import { roleSchema } from "./roles";
 import { SESSION_COOKIE, SESSION_IDLE_MS, sessionIdOf } from "./sessions";
+import { singleton } from "../singleton";
 
 /**
  * Readers that stay (docs/decisions/026-reader-rechecks.md): a live stream
@@ -87,15 +88,14 @@ interface Registry {
 
 // On globalThis: each route bundle may hold its own copy of this module, and the
 // caps count across all of them.
-const holder = globalThis as unknown as { __batonReaderChecks?: Registry };
-const registry = (holder.__batonReaderChecks ??= {
+const registry = singleton<Registry>("ReaderChecks", () => ({
   groups: new Map(),
   timer: null,
   intervalMs: RECHECK_INTERVAL_MS,
   checking: false,
   rounds: 0,
   lookups: 0,
-});
+}));
 
 function capError(identity: ReaderIdentity, kind: HoldKind, limit: number): BatonError {
   const who = identity.kind === "token" ? "This API token" : "This session";

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { BatonError } from "../errors";
 import { CLIENT_ADDRESS_HEADER } from "../http/client-address";
 import { isLoopbackAddress, isLoopbackHost, namedHosts } from "../http/hosts";
+import { processSlot } from "../singleton";
 
 /**
  * First-run setup from another machine needs a one-time code (decision 030).
@@ -11,27 +12,27 @@ import { isLoopbackAddress, isLoopbackHost, namedHosts } from "../http/hosts";
  * apart. Several instances each print their own code: any one of them works on
  * the instance that printed it, and the first admin created closes setup on all.
  */
-const holder = globalThis as unknown as { __batonSetupCode?: Buffer | null };
+const setupCode = processSlot<Buffer | null>("SetupCode");
 
 const digest = (code: string): Buffer => createHash("sha256").update(code, "utf8").digest();
 
 /** A new code (256 random bits, base64url), replacing any earlier one. */
 export function issueSetupCode(): string {
   const code = randomBytes(32).toString("base64url");
-  holder.__batonSetupCode = digest(code);
+  setupCode.value = digest(code);
   return code;
 }
 
 /** Whether `code` is this process's current setup code (compared in constant time). */
 export function isSetupCode(code: string | undefined): boolean {
-  const expected = holder.__batonSetupCode;
+  const expected = setupCode.value;
   if (!expected || !code) return false;
   return timingSafeEqual(digest(code), expected);
 }
 
 /** The code has been used: it never works again. */
 export function forgetSetupCode(): void {
-  holder.__batonSetupCode = null;
+  setupCode.value = null;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { config } from "../config";
 import { BatonError } from "../errors";
 import { TokenBucketLimiter } from "../http/rate-limit";
+import { processSlot } from "../singleton";
 
 /**
  * Sign-in throttling (decision 029), held in this process's memory:
@@ -122,18 +123,19 @@ export class SignInThrottle {
 
 // One throttle per process (kept across Next's module reloads in development), made
 // again when the settings change; tests put their own (with their own clock).
-const holder = globalThis as unknown as { __batonSignInThrottle?: SignInThrottle; __batonSignInThrottlePut?: SignInThrottle };
+const made = processSlot<SignInThrottle>("SignInThrottle");
+const put = processSlot<SignInThrottle>("SignInThrottlePut");
 
 export function signInThrottle(): SignInThrottle {
-  if (holder.__batonSignInThrottlePut) return holder.__batonSignInThrottlePut;
+  if (put.value) return put.value;
   const { BATON_SIGN_IN_PER_MINUTE: perAddressPerMinute, BATON_SIGN_IN_GLOBAL_PER_MINUTE: globalPerMinute } = config();
-  const current = holder.__batonSignInThrottle;
+  const current = made.value;
   if (current && current.settings.perAddressPerMinute === perAddressPerMinute && current.settings.globalPerMinute === globalPerMinute) return current;
-  holder.__batonSignInThrottle = new SignInThrottle({ perAddressPerMinute, globalPerMinute });
-  return holder.__batonSignInThrottle;
+  made.value = new SignInThrottle({ perAddressPerMinute, globalPerMinute });
+  return made.value;
 }
 
 /** Puts `throttle` in place of the process's whatever the settings (tests); undefined gives it back. */
 export function replaceSignInThrottle(throttle: SignInThrottle | undefined): void {
-  holder.__batonSignInThrottlePut = throttle;
+  put.value = throttle;
 }

@@ -1,6 +1,7 @@
 import type { AuthenticatedToken } from "../auth/tokens";
 import { config } from "../config";
 import { BatonError } from "../errors";
+import { processSlot } from "../singleton";
 
 /**
  * Per-token rate limits (decision 021): a token bucket per API token id, held
@@ -92,14 +93,14 @@ export class TokenBucketLimiter {
 
 // One limiter per process (kept across Next's module reloads in development),
 // made again when the settings change (tests call resetConfig between runs).
-const holder = globalThis as unknown as { __batonRateLimiter?: TokenBucketLimiter };
+const shared = processSlot<TokenBucketLimiter>("RateLimiter");
 
 function processLimiter(): TokenBucketLimiter {
   const { BATON_RATE_LIMIT_PER_MINUTE: perMinute, BATON_RATE_LIMIT_BURST: burst } = config();
-  const current = holder.__batonRateLimiter;
+  const current = shared.value;
   if (current && current.settings.perMinute === perMinute && current.settings.burst === burst) return current;
-  holder.__batonRateLimiter = new TokenBucketLimiter({ perMinute, burst });
-  return holder.__batonRateLimiter;
+  shared.value = new TokenBucketLimiter({ perMinute, burst });
+  return shared.value;
 }
 
 /**

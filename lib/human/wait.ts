@@ -4,6 +4,7 @@ import type { LedgerEventDto, LedgerKind } from "../ledger/events";
 import { ledgerFeedReady, subscribeLedger } from "../live/ledger-feed";
 import { getMergedHandoff } from "../threads/queries";
 import type { HumanSection } from "./section";
+import { singleton } from "../singleton";
 
 /**
  * The waiting read of a thread's merged handoff (docs/decisions/019-waiting-read.md):
@@ -103,8 +104,7 @@ interface Registry {
 
 // On globalThis: each route bundle may hold its own copy of this module, and
 // the registry (like the ledger feed) must be one per process.
-const holder = globalThis as unknown as { __batonHandoffWaiters?: Registry };
-const registry = (holder.__batonHandoffWaiters ??= { groups: new Map(), waiters: 0, unsubscribe: null, wakeReads: 0 });
+const registry = singleton<Registry>("HandoffWaiters", () => ({ groups: new Map(), waiters: 0, unsubscribe: null, wakeReads: 0 }));
 
 /** News for a caller who saw revision `after` (of packet `afterPacket`, when known). */
 function isNews({ after, afterPacket }: { after: number; afterPacket?: string }, handoff: MergedHandoff): boolean {

@@ -3,6 +3,7 @@ import { BatonError } from "../errors";
 import { announceLedger } from "../ledger/bus";
 import { storeBatch } from "./store-batch";
 import type { IngestResult, PendingPacket } from "./types";
+import { singleton } from "../singleton";
 
 /**
  * Group commit: packets that arrive while a write transaction is running wait
@@ -37,8 +38,7 @@ interface IngestQueue {
   committedPackets: number;
   gatherWaits: number;
 }
-const holder = globalThis as unknown as { __batonIngestQueue?: IngestQueue };
-const queue = (holder.__batonIngestQueue ??= {
+const queue = singleton<IngestQueue>("IngestQueue", () => ({
   waiting: [],
   writing: false,
   arriving: 0,
@@ -48,7 +48,7 @@ const queue = (holder.__batonIngestQueue ??= {
   committedBatches: 0,
   committedPackets: 0,
   gatherWaits: 0,
-});
+}));
 
 /** How well commits are shared: batches committed and packets in them, since start. */
 export function ingestWriterStats(): { batches: number; packets: number; waits: number } {

@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import { singleton } from "../singleton";
 
 /**
  * In-process announcement that the ledger grew. Listeners (the live stream)
@@ -6,8 +7,7 @@ import { EventEmitter } from "node:events";
  * costs latency, never data. Kept on globalThis: route handlers and the
  * instrumentation hook of one process share it.
  */
-const holder = globalThis as unknown as { __batonLedgerBus?: EventEmitter };
-const bus = (holder.__batonLedgerBus ??= new EventEmitter().setMaxListeners(0));
+const bus = singleton("LedgerBus", () => new EventEmitter().setMaxListeners(0));
 
 export function announceLedger(): void {
   bus.emit("ledger");

@@ -4,6 +4,7 @@ import { canonicalPacketSchema } from "../packet/canonical";
 import { dialectSql, insertRows } from "../sql";
 import { LESSON_WINDOW_DAYS } from "./dto";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "./failed-attempts";
+import { processSlot } from "../singleton";
 
 /** Versions read, and written for, per transaction: short enough not to hold up ingest. */
 export const BACKFILL_BATCH = 100;
@@ -107,11 +108,11 @@ export async function backfillFailedAttempts(
   return total;
 }
 
-const started = globalThis as unknown as { __batonLessonsBackfill?: Promise<void> };
+const started = processSlot<Promise<void>>("LessonsBackfill");
 
 /** Runs the backfill once per process, in the background: the server does not wait for it, and a failure is logged. */
 export function startLessonsBackfill(): void {
-  started.__batonLessonsBackfill ??= backfillFailedAttempts().then(
+  started.value ??= backfillFailedAttempts().then(
     ({ versions, rows }) => {
       if (rows) console.log(`baton: recorded ${rows} failed attempts of ${versions} earlier versions for the lessons view`);
     },

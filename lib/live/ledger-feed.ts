@@ -4,6 +4,7 @@ import { BatonError } from "../errors";
 import { onLedger } from "../ledger/bus";
 import { toLedgerEventDto, type LedgerEventDto } from "../ledger/events";
 import { PostgresqlLedgerFeed, type FeedRow } from "./postgresql-feed";
+import { processSlot, singleton } from "../singleton";
 
 /**
  * The live feed of the ledger: ONE per process, shared by every open stream.
@@ -78,14 +79,13 @@ interface FeedState {
 
 // On globalThis: each route bundle may hold its own copy of this module, and
 // the feed (like the bus in lib/ledger/bus.ts) must be one per process.
-const holder = globalThis as unknown as { __batonLedgerFeed?: FeedState };
-const feed = (holder.__batonLedgerFeed ??= {
+const feed = singleton<FeedState>("LedgerFeed", () => ({
   subscribers: new Set(),
   open: null,
   seq: 0,
   scheduled: false,
   publishing: false,
-});
+}));
 
 const EVENT_SELECT = `SELECT "seq", "at", "kind", "threadKey", "versionId", "actor", "data" FROM "LedgerEvent"`;
 
@@ -128,14 +128,14 @@ function stop(): void {
 }
 
 // The PostgreSQL feed of this process, when DATABASE_URL names PostgreSQL.
-const postgresql = globalThis as unknown as { __batonPostgresqlFeed?: PostgresqlLedgerFeed };
+const postgresql = processSlot<PostgresqlLedgerFeed>("PostgresqlFeed");
 /** After its last subscriber leaves, the PostgreSQL feed keeps its connection this long. */
 const POSTGRESQL_FEED_LINGER_MS = 30_000;
 
 function postgresqlFeed(): PostgresqlLedgerFeed | null {
   const url = config().DATABASE_URL;
   if (!isPostgresqlUrl(url)) return null;
-  let current = postgresql.__batonPostgresqlFeed;
+  let current = postgresql.value;
   if (current && current.options.url !== url) {
     current.stop();
     current = undefined;
@@ -152,10 +152,10 @@ function postgresqlFeed(): PostgresqlLedgerFeed | null {
     });
     created.onIdle = () => {
       created.stop();
-      if (postgresql.__batonPostgresqlFeed === created) postgresql.__batonPostgresqlFeed = undefined;
+      if (postgresql.value === created) postgresql.value = undefined;
     };
     current = created;
-    postgresql.__batonPostgresqlFeed = created;
+    postgresql.value = created;
   }
   return current;
 }
@@ -175,7 +175,7 @@ export async function ledgerFeedReady(options: { caughtUp?: boolean } = {}): Pro
   } catch (error) {
     // A failed start is not kept: the next caller tries again.
     feed.stop();
-    if (postgresql.__batonPostgresqlFeed === feed) postgresql.__batonPostgresqlFeed = undefined;
+    if (postgresql.value === feed) postgresql.value = undefined;
     console.error("baton: live feed cannot reach PostgreSQL", error);
     throw new BatonError("unavailable", "Live updates cannot reach the database right now; retry shortly.", null, 2);
   }
@@ -330,7 +330,7 @@ export interface LedgerFeedStatus {
 }
 
 export function ledgerFeedStatus(): LedgerFeedStatus {
-  const onPostgresql = isPostgresqlUrl(config().DATABASE_URL) ? postgresql.__batonPostgresqlFeed : undefined;
+  const onPostgresql = isPostgresqlUrl(config().DATABASE_URL) ? postgresql.value : undefined;
   if (onPostgresql) {
     return { subscribers: onPostgresql.subscribers.size, running: onPostgresql.running, seq: onPostgresql.running ? onPostgresql.seq : null };
   }

@@ -5,6 +5,7 @@ import type { LedgerEventDto } from "../ledger/events";
 import { ledgerFeedReady, ledgerFeedStatus, subscribeLedger } from "./ledger-feed";
 import { authoriseRead } from "../auth/read-access";
 import { holdReader, readerIdentity, type ReaderHold } from "../auth/reader-checks";
+import { singleton } from "../singleton";
 
 /**
  * GET /api/v1/stream: server-sent events of the ledger.
@@ -73,8 +74,7 @@ export function readyMessage(seq: number): string {
   return `id: ${seq}\nevent: ready\ndata: ${JSON.stringify({ seq })}\n\n`;
 }
 
-const holder = globalThis as unknown as { __batonOpenStreams?: { count: number } };
-const openStreams = (holder.__batonOpenStreams ??= { count: 0 });
+const openStreams = singleton("OpenStreams", () => ({ count: 0 }));
 
 /** Streams open in this process. */
 export function openStreamCount(): number {

@@ -5,8 +5,9 @@ import { startWatchdog } from "../watchdog/scheduler";
 import { watchHandoffFolders, type FolderWatcher } from "../watch/folder-watcher";
 import { startWebhookLoops } from "../webhooks/start";
 import { announceFirstRun } from "./first-run";
+import { processSlot } from "../singleton";
 
-const holder = globalThis as unknown as { __batonWatcher?: FolderWatcher };
+const watcher = processSlot<FolderWatcher>("Watcher");
 
 /** Background work of a running server, started once per process: checks settings, prints the first-run code, watches folders. */
 export async function startServerBackground(): Promise<void> {
@@ -17,7 +18,7 @@ export async function startServerBackground(): Promise<void> {
   startWatchdog();
   startWebhookLoops();
   const folders = config().BATON_WATCH_DIRS;
-  if (!folders.length || holder.__batonWatcher) return;
-  holder.__batonWatcher = watchHandoffFolders(folders);
+  if (!folders.length || watcher.value) return;
+  watcher.value = watchHandoffFolders(folders);
   console.log(`baton: watching ${folders.join(", ")} for handoff.json files`);
 }

@@ -1,4 +1,5 @@
 import { readVerdict, type ReadVerdictOptions, type VerdictPointer, type VerdictReadingDto } from "./read";
+import { singleton } from "../singleton";
 
 /**
  * Verdict readings per packet version, so the board's badges do not read report
@@ -21,8 +22,7 @@ interface Entry {
 
 // Map keeps insertion order: the first key is the least recently used. Kept on
 // globalThis so the board and the thread page (separate route bundles) share it.
-const holder = globalThis as unknown as { __batonVerdictCache?: Map<string, Entry> };
-const entries = (holder.__batonVerdictCache ??= new Map<string, Entry>());
+const entries = singleton("VerdictCache", () => new Map<string, Entry>());
 
 export async function readVerdictCached(
   versionId: string,

@@ -3,6 +3,7 @@ import { databaseDialect, sqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { isNewer } from "../ingest/ordering";
 import { dialectSql } from "../sql";
+import { processSlot } from "../singleton";
 
 /**
  * Whether an active packet's `last_known_good_commit` went back to an older
@@ -60,7 +61,7 @@ interface RegressionCache {
 
 // Versions never change, so a thread's answer holds until a packet arrives on it;
 // the ledger's packet_received events say which threads got one (from any process).
-const holder = globalThis as unknown as { __batonCommitRegressions?: RegressionCache };
+const regressions = processSlot<RegressionCache>("CommitRegressions");
 
 interface ActiveThread {
   id: string;
@@ -81,10 +82,10 @@ async function freshCache(): Promise<RegressionCache> {
   const sql = await sqlExecutor();
   const [head] = await sql.query<{ seq: number | null }>(Prisma.sql`SELECT MAX("seq") AS "seq" FROM "LedgerEvent"`);
   const seq = head?.seq ?? 0;
-  let cache = holder.__batonCommitRegressions;
+  let cache = regressions.value;
   if (!cache || cache.url !== url || seq < cache.seq) {
     // Another database (or the file was replaced): start over.
-    cache = holder.__batonCommitRegressions = { url, seq, byThread: new Map() };
+    cache = regressions.value = { url, seq, byThread: new Map() };
   } else if (seq > cache.seq) {
     const arrived = await sql.query<{ threadKey: string | null }>(
       Prisma.sql`SELECT DISTINCT "threadKey" FROM "LedgerEvent" WHERE "kind" = 'packet_received' AND "seq" > ${cache.seq}`,

@@ -1,6 +1,7 @@
 import { config } from "../config";
 import { recordWatchdogFindings } from "./findings";
 import { checkStale } from "./stale";
+import { processSlot } from "../singleton";
 
 /**
  * The watchdog's scheduled check, once per server process: every
@@ -16,7 +17,7 @@ interface Watchdog {
 }
 
 // On globalThis: instrumentation and route bundles may each hold a copy of this module.
-const holder = globalThis as unknown as { __batonWatchdog?: Watchdog };
+const running = processSlot<Watchdog>("Watchdog");
 
 /** One round: stale spells, then findings. Never throws. */
 export async function runWatchdogRound(now: Date = new Date()): Promise<void> {
@@ -41,19 +42,19 @@ function tick(watchdog: Watchdog): void {
 
 /** Starts the scheduled check unless this process already runs it; the first round runs at once. */
 export function startWatchdog(): void {
-  if (holder.__batonWatchdog) return;
+  if (running.value) return;
   const intervalMs = config().BATON_STALE_CHECK_SECONDS * 1000;
   const watchdog: Watchdog = { timer: setInterval(() => tick(watchdog), intervalMs), round: null };
   // The check must never keep a process alive on its own.
   watchdog.timer.unref();
-  holder.__batonWatchdog = watchdog;
+  running.value = watchdog;
   tick(watchdog);
 }
 
 /** Stops the scheduled check and waits for the round under way (tests, shutdown). */
 export async function stopWatchdog(): Promise<void> {
-  const watchdog = holder.__batonWatchdog;
-  holder.__batonWatchdog = undefined;
+  const watchdog = running.value;
+  running.value = undefined;
   if (!watchdog) return;
   clearInterval(watchdog.timer);
   await watchdog.round;
