@@ -4,8 +4,9 @@ import { Prisma } from "../generated/prisma/client";
 import { cookieOf } from "./person";
 import type { Reader } from "./read-access";
 import { roleSchema } from "./roles";
-import { SESSION_COOKIE, SESSION_IDLE_MS, sessionIdOf } from "./sessions";
+import { SESSION_COOKIE, sessionIdOf, sessionIsLive } from "./sessions";
 import { singleton } from "../singleton";
+import { inChunks } from "../sql";
 
 /**
  * Readers that stay (docs/decisions/026-reader-rechecks.md): a live stream
@@ -40,8 +41,6 @@ export const MAX_STREAMS_PER_READER = 20;
 export const MAX_WAITS_PER_READER = 50;
 /** Retry-After on a per-reader cap: a slot frees only when one of the reader's own streams or waits ends. */
 export const READER_CAP_RETRY_AFTER_SECONDS = 5;
-/** Ids per lookup statement (well inside every database's limit on bound values). */
-const LOOKUP_BATCH = 500;
 
 /** What a reader was authorised as: the rows that must still allow it. */
 export type ReaderIdentity = { kind: "token"; tokenId: string } | { kind: "session"; sessionId: string; personId: string };
@@ -176,16 +175,14 @@ interface SessionRow {
   role: string;
 }
 
-/** Rows for `ids`, LOOKUP_BATCH at a time: one statement for up to 500 readers. */
+/** Rows for `ids`, one statement per IN_LIST_MAX readers (lib/sql.ts). */
 async function lookUp<Row>(ids: string[], statement: (ids: Prisma.Sql) => Prisma.Sql): Promise<Map<string, Row>> {
   const sql = await sqlExecutor();
-  const rows = new Map<string, Row>();
-  for (let start = 0; start < ids.length; start += LOOKUP_BATCH) {
+  const rows = await inChunks(ids, (chunk) => {
     registry.lookups++;
-    const batch = await sql.query<Row & { id: string }>(statement(Prisma.join(ids.slice(start, start + LOOKUP_BATCH))));
-    for (const row of batch) rows.set(row.id, row);
-  }
-  return rows;
+    return sql.query<Row & { id: string }>(statement(Prisma.join(chunk)));
+  });
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 /** Why the token no longer reads, or null while it still does. */
@@ -211,9 +208,7 @@ function sessionVerdict(identity: Extract<ReaderIdentity, { kind: "session" }>, 
   if (
     !row ||
     row.userId !== identity.personId ||
-    row.endedAt !== null ||
-    Date.parse(row.expiresAt) <= now ||
-    now - Date.parse(row.lastSeenAt) > SESSION_IDLE_MS
+    !sessionIsLive({ endedAt: row.endedAt, expiresAt: new Date(row.expiresAt), lastSeenAt: new Date(row.lastSeenAt) }, now)
   ) {
     return new BatonError("unauthenticated", "Your session has ended (signed out or expired); sign in to Baton again.");
   }

@@ -57,14 +57,18 @@ export async function signIn(input: { username: unknown; password: unknown }, cl
   return startSession(toPerson(user), "password");
 }
 
+/** Whether a stored session still signs its person in: not ended, not expired, not idle too long. */
+export function sessionIsLive(session: { endedAt: unknown; expiresAt: Date; lastSeenAt: Date }, now: number): boolean {
+  return !session.endedAt && session.expiresAt.getTime() > now && now - session.lastSeenAt.getTime() <= SESSION_IDLE_MS;
+}
+
 /** The person behind a session cookie, or null when it is unknown, ended, expired or idle too long. */
 export async function personOfSession(secret: string | undefined | null): Promise<Person | null> {
   if (!secret || secret.length > 100) return null;
   const db = await database();
   const session = await db.session.findUnique({ where: { id: sessionIdOf(secret) }, include: { user: true } });
   const now = Date.now();
-  if (!session || session.endedAt || session.user.disabledAt) return null;
-  if (session.expiresAt.getTime() <= now || now - session.lastSeenAt.getTime() > SESSION_IDLE_MS) return null;
+  if (!session || session.user.disabledAt || !sessionIsLive(session, now)) return null;
   if (now - session.lastSeenAt.getTime() > TOUCH_EVERY_MS) {
     try {
       await inTransaction((tx) => tx.session.update({ where: { id: session.id }, data: { lastSeenAt: new Date(now) } }));

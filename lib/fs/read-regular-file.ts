@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { lstat, open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { isInside } from "./inside";
 
 /**
  * What reading an agent-written file gave. Agent files are hostile input: a FIFO
@@ -17,8 +18,6 @@ export type RegularFileReading =
 
 export interface ReadRegularFileOptions {
   maxBytes: number;
-  /** Refuse a file with more than one hard link (where a path check is what guards it). */
-  singleLink?: boolean;
   /**
    * Follow a symlink only to a file inside this folder (checked on what was opened, so a
    * link swapped meanwhile cannot lead out). Without it a symlink is refused.
@@ -48,7 +47,6 @@ export async function readRegularFile(file: string, options: ReadRegularFileOpti
     }
     const info = await handle.stat();
     if (!info.isFile()) return { kind: "refused", reason: `it is ${describeType(info)}, not a regular file` };
-    if (options.singleLink && info.nlink > 1) return { kind: "refused", reason: "it has more than one hard link" };
     if (info.size > options.maxBytes) return { kind: "too_large", size: info.size };
     const bytes = await readAtMost(handle, options.maxBytes + 1);
     // The file grew after the stat: still never more than the limit in memory.
@@ -66,9 +64,7 @@ async function openedWithin(handle: FileHandle, file: string, folder: string): P
     // Linux names what a descriptor opened; elsewhere a symlink is simply refused.
     readlink(`/proc/self/fd/${handle.fd}`).catch(async () => ((await lstat(file)).isSymbolicLink() ? null : path.resolve(file))),
   ]);
-  if (!root || !opened) return false;
-  const relative = path.relative(root, opened);
-  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
+  return root !== null && opened !== null && opened !== root && isInside(root, opened);
 }
 
 /** Reads from position 0 until EOF or `limit` bytes, whichever comes first. */

@@ -1,3 +1,4 @@
+import ipaddr from "ipaddr.js";
 import { BatonError } from "../errors";
 
 /**
@@ -51,8 +52,9 @@ export function isLoopbackHost(value: string): boolean {
 
 /** A peer address (X-Forwarded-For entry, socket address) on this machine. */
 export function isLoopbackAddress(address: string): boolean {
-  const value = address.trim().toLowerCase().replace(/^\[|\]$/g, "");
-  return value === "::1" || /^(?:::ffff:)?127(?:\.\d{1,3}){3}$/.test(value);
+  const value = address.trim().replace(/^\[|\]$/g, "");
+  // ipaddr.js's ranges, as for webhook targets: ::ffff:127.0.0.1 is judged as 127.0.0.1.
+  return ipaddr.isValid(value) && ipaddr.process(value).range() === "loopback";
 }
 
 /** Every host a request names: Host (or the URL's when there is none) and each X-Forwarded-Host entry. */

@@ -1,5 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
+import { isInside } from "../fs/inside";
 
 /** Why a verdict pointer path is not read, in words a person can read. */
 export const REFUSAL = {
@@ -51,10 +52,7 @@ export function checkRef(ref: string): RefCheck {
 }
 
 /** True when `child` is `parent` or below it (both absolute, already resolved). */
-export function isInside(parent: string, child: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
-}
+export { isInside };
 
 /**
  * Where `ref` points inside `root`, with every symlink resolved, or why it may not

@@ -4,7 +4,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fsyncDirectory, writeTempFileBeside } from "../fs/atomic-write";
 import { PACKET_MAX_BYTES } from "../packet/schema";
-import { isInside } from "../verdict/safe-path";
+import { isInside } from "../fs/inside";
 
 export type WriteBackOutcome =
   | { kind: "written" }
