@@ -206,6 +206,10 @@ test.describe("filters live in the URL", () => {
     await expect(page).toHaveURL(new RegExp(`[?&]q=${run}(&|$)`));
     await expect(page.getByTestId("board-card")).toHaveCount(1);
     await expect(card(page, high.thread_key)).toBeVisible();
+    // The choice stays: the search box's debounce (250 ms) once sent the old severity back.
+    await page.waitForTimeout(750);
+    await expect(page).toHaveURL(/[?&]severity=high(&|$)/);
+    await expect(page.getByRole("combobox", { name: /^Severity/ })).toHaveValue("high");
 
     // A shared link gives the same view.
     const shared = page.url();
@@ -215,6 +219,9 @@ test.describe("filters live in the URL", () => {
     await expect(page.getByRole("searchbox", { name: "Search (/)" })).toHaveValue(run);
 
     await page.getByRole("combobox", { name: /^Severity/ }).selectOption("");
+    await expect(page).not.toHaveURL(/severity=/);
+    await expect(page.getByTestId("board-card")).toHaveCount(2);
+    await page.waitForTimeout(750);
     await expect(page).not.toHaveURL(/severity=/);
     await expect(page.getByTestId("board-card")).toHaveCount(2);
   });

@@ -35,6 +35,13 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
     pending.current.push(serialise(next));
     onChange(next);
   }, [onChange]);
+  // A select applies at once; the draft takes its value too, or the debounce below would see
+  // the draft differ from the URL and send the old choice back.
+  const choose = (key: "severity" | "flag", value: string) => {
+    const next = { ...draft, [key]: value };
+    setDraft(next);
+    send(next);
+  };
   // Keeps the inputs in step when the URL changes from outside (back button, a shared link).
   useEffect(() => {
     const landed = pending.current.indexOf(serialise(values));
@@ -74,7 +81,7 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
       {text("branch", "Branch")}
       <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
         Severity
-        <select className={inputClass} value={values.severity} onChange={(event) => send({ ...draft, severity: event.target.value })}>
+        <select className={inputClass} value={values.severity} onChange={(event) => choose("severity", event.target.value)}>
           <option value="">any</option>
           {SEVERITIES.map((severity) => (
             <option key={severity} value={severity}>
@@ -85,7 +92,7 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
       </label>
       <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
         Flag
-        <select className={inputClass} value={values.flag} onChange={(event) => send({ ...draft, flag: event.target.value })}>
+        <select className={inputClass} value={values.flag} onChange={(event) => choose("flag", event.target.value)}>
           <option value="">any</option>
           {FLAG_CODES.map((code) => (
             <option key={code} value={code}>
