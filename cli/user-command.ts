@@ -133,8 +133,9 @@ stdin (asked for without echo on a terminal); never from an argument.`;
       // A bad username is reported before anyone types a password.
       const named = parseInput(newAccountSchema.pick({ username: true, role: true }), { username, role: options.role }, "user");
       const password = await readPassword(source, named.username);
+      const account = parseInput(newAccountSchema, { username: named.username, password, role: named.role }, "user");
       await prepareDatabase();
-      const created = await createUserAs(ACTOR, { username: named.username, password, role: named.role });
+      const created = await createUserAs(ACTOR, account);
       console.log(`created ${created.username} (${created.role})`);
       const users = await listUsers();
       if (!users.some((someone) => someone.role === "admin" && !someone.disabled)) {

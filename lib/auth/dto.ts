@@ -35,6 +35,11 @@ export const signedInSchema = z.object({
   user: z.object({ id: z.string(), username: z.string(), role: roleSchema }),
 });
 
+/** GET /api/v1/session: who is signed in, and what the pages may offer them (lib/auth/roles.ts abilitiesOf). */
+export const sessionDtoSchema = signedInSchema.extend({
+  can: z.object({ act: z.boolean(), administer: z.boolean() }),
+});
+
 /** GET /api/v1/users. */
 export const userListSchema = z.object({ users: z.array(userDtoSchema) });
 

@@ -68,18 +68,18 @@ export async function createFirstAdmin(input: { username: string; password: stri
 /**
  * Creates an account; `actor` is who the ledger says did it: a person's
  * username, or "cli" for `baton user create` (which may also make the first
- * admin of a fresh install).
+ * admin of a fresh install). The caller parsed `account` with newAccountSchema
+ * (the route's body, the CLI's arguments).
  */
-export async function createUserAs(actor: string, input: unknown): Promise<UserDto> {
-  const account = parseInput(newAccountSchema, input, "user");
+export async function createUserAs(actor: string, account: NewAccount): Promise<UserDto> {
   const passwordHash = await hashPassword(account.password);
   const row = await inTransaction((tx) => insertUser(tx, account, passwordHash, actor, new Date()));
   announceLedger();
   return toUserDto(row);
 }
 
-export function createUser(actor: Person, input: unknown): Promise<UserDto> {
-  return createUserAs(actor.username, input);
+export function createUser(actor: Person, account: NewAccount): Promise<UserDto> {
+  return createUserAs(actor.username, account);
 }
 
 export const passwordChangeSchema = z.strictObject({ username: usernameSchema, password: passwordSchema });
@@ -117,14 +117,14 @@ export async function listUsers(): Promise<UserDto[]> {
 export const userChangeSchema = z
   .strictObject({ role: roleSchema.optional(), disabled: z.boolean({ error: "disabled must be true or false" }).optional() })
   .refine((change) => change.role !== undefined || change.disabled !== undefined, "send role and/or disabled");
+export type UserChange = z.infer<typeof userChangeSchema>;
 
 /**
  * Changes a person's role or disables the account (its sessions end at once).
  * The last active admin can be neither demoted nor disabled: someone must be
  * able to administer Baton.
  */
-export async function changeUser(actor: Person, userId: string, input: unknown): Promise<UserDto> {
-  const change = parseInput(userChangeSchema, input, "user change");
+export async function changeUser(actor: Person, userId: string, change: UserChange): Promise<UserDto> {
   const now = new Date();
   const row = await inTransaction(async (tx) => {
     const user = await tx.user.findUnique({ where: { id: userId } });

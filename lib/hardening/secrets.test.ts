@@ -26,6 +26,7 @@ import { ingestHandoffFile } from "../watch/ingest-file";
 import { NOTIFICATION_EVENTS } from "../webhooks/events";
 import { notifyUntilIdle } from "../webhooks/notifier";
 import { createWebhook } from "../webhooks/webhooks";
+import { newWebhookSchema } from "../webhooks/dto";
 import { scheduleWriteBack } from "../writeback/write-human-section";
 import { createWriteToken, packetRequest, send } from "./ingest-harness";
 import { EXAMPLE_PACKETS } from "./packet-arbitraries";
@@ -114,8 +115,8 @@ describe("a packet carrying secrets, through the real ingest", () => {
 
   it("is stored with every secret replaced, and the ledger says how many", async () => {
     threadsUsed.push(thread);
-    await createWebhook("secrets-admin", { name: "everything", url: "http://127.0.0.1:9/unused", format: "generic", events: [...NOTIFICATION_EVENTS], secret: "the-receivers-secret-0123" });
-    await createWebhook("secrets-admin", { name: "slack", url: "http://127.0.0.1:9/unused", format: "slack", events: [...NOTIFICATION_EVENTS], secret: "the-receivers-secret-0123" });
+    await createWebhook("secrets-admin", newWebhookSchema.parse({ name: "everything", url: "http://127.0.0.1:9/unused", format: "generic", events: [...NOTIFICATION_EVENTS], secret: "the-receivers-secret-0123" }));
+    await createWebhook("secrets-admin", newWebhookSchema.parse({ name: "slack", url: "http://127.0.0.1:9/unused", format: "slack", events: [...NOTIFICATION_EVENTS], secret: "the-receivers-secret-0123" }));
     const packet = packetWithSecrets(thread);
     const body = JSON.stringify(packet);
     tally.secretsPlanted = leaked(body).length;

@@ -1,74 +1,233 @@
-import { requirePerson } from "../auth/person";
+import type { z } from "zod";
+import { assertSameOrigin, requirePerson } from "../auth/person";
 import type { Person, Role } from "../auth/roles";
 import { authoriseRead, type Reader } from "../auth/read-access";
 import { authenticateBearer, type AuthenticatedToken, type TokenScope } from "../auth/tokens";
+import { BatonError, type ErrorCode } from "../errors";
+import { parseInput } from "../parse-input";
+import { readJsonBody } from "./body";
+import { computeEtag, conditionalJsonResponse } from "./etag";
 import { assertAllowedHost } from "./host-check";
+import { parseQuery } from "./query";
 import { admitTokenRequest } from "./rate-limit";
-import { errorResponse } from "./respond";
+import { errorResponse, jsonResponse } from "./respond";
 
-interface RouteContext<Params> {
+/**
+ * THE way an HTTP handler is declared (docs/decisions/031-route-definitions.md):
+ * each route.ts exports `defineRoute({...})` per method, and that one
+ * definition is what runs, what is checked and what docs/api.md says
+ * (`npm run docs:api`).
+ */
+
+export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+/** Who may call a route. */
+export type RouteAuth =
+  /** Anyone; `fromPages` also requires the request to come from Baton's own pages (Origin, lib/auth/person.ts). */
+  | { kind: "public"; fromPages?: boolean }
+  /** An API token with `scope`, rate-limited (lib/http/rate-limit.ts). */
+  | { kind: "token"; scope: TokenScope }
+  /** A token with packets:read (rate-limited) or a signed-in person of any role (lib/auth/read-access.ts). */
+  | { kind: "reader" }
+  /** A signed-in person with at least `role`, from Baton's own pages; never a token (lib/auth/person.ts). */
+  | { kind: "person"; role: Role };
+
+type CallerOf<A extends RouteAuth> = A extends { kind: "token" }
+  ? { token: AuthenticatedToken }
+  : A extends { kind: "reader" }
+    ? { reader: Reader }
+    : A extends { kind: "person" }
+      ? { person: Person }
+      : unknown;
+
+/** What a route answers when it succeeds. Errors are always the one error body (lib/http/respond.ts). */
+export type RouteResponse =
+  /**
+   * JSON checked against `schema` (see `checkResponses`). `status` lists every success
+   * status the handler may choose with `reply()`. `conditional`: tagged with a strong ETag,
+   * If-None-Match answers 304, and `reply(body, { status: 304 })` sends 304 with the tag of `body`.
+   */
+  | { kind: "json"; schema: z.ZodType; status: number | readonly number[]; conditional?: boolean; description?: string }
+  /** No body (204); the handler may add headers with `reply(null, { headers })`. */
+  | { kind: "empty"; status: 204 }
+  /** A body the handler builds itself as a Response with this content type: server-sent events, markdown, a file to save. */
+  | { kind: "stream" | "markdown" | "download"; status: 200; contentType: string; description: string }
+  /** Only errors: a path that serves nothing. */
+  | { kind: "none" };
+
+/** A JSON or empty answer with a status other than the first declared one, or with headers. */
+export interface Reply<T> {
+  readonly [REPLY]: true;
+  readonly body: T;
+  readonly status?: number;
+  readonly headers?: Record<string, string>;
+}
+const REPLY = Symbol.for("baton.route.reply");
+export function reply<T>(body: T, options: { status?: number; headers?: Record<string, string> } = {}): Reply<T> {
+  return { [REPLY]: true, body, ...options };
+}
+function isReply(value: unknown): value is Reply<unknown> {
+  return typeof value === "object" && value !== null && (value as { [REPLY]?: unknown })[REPLY] === true;
+}
+
+/** A request body the wrapper reads and parses (`name` says what it is in error messages), or one the handler reads itself. */
+export type RouteBody = { schema: z.ZodType; name: string } | { raw: string };
+
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+type BodyOf<B> = B extends { schema: infer S extends z.ZodType } ? z.output<S> : undefined;
+type HandlerResult<R extends RouteResponse> = R extends { kind: "json"; schema: infer S extends z.ZodType }
+  ? z.input<S> | Reply<z.input<S>>
+  : R extends { kind: "empty" }
+    ? Reply<null>
+    : R extends { kind: "none" }
+      ? never
+      : Response;
+
+export type RouteContext<A extends RouteAuth, P, Q, B> = {
   request: Request;
-  params: Params;
-  token: AuthenticatedToken;
+  params: Parsed<P>;
+  query: Parsed<Q>;
+  body: BodyOf<B>;
+} & CallerOf<A>;
+
+export interface RouteDefinition<
+  A extends RouteAuth = RouteAuth,
+  P extends z.ZodType | undefined = z.ZodType | undefined,
+  Q extends z.ZodType | undefined = z.ZodType | undefined,
+  B extends RouteBody | undefined = RouteBody | undefined,
+  R extends RouteResponse = RouteResponse,
+> {
+  method: HttpMethod;
+  /** As documented: `{name}` for a path parameter, `{...name}` for a catch-all. */
+  path: string;
+  /** One line for docs/api.md. */
+  summary: string;
+  auth: A;
+  /** True only for /api/v1/health, which load balancers probe by address (decision 030). */
+  anyHost?: boolean;
+  params?: P;
+  query?: Q;
+  /** Request headers the route reads, for the docs: name -> what it means. */
+  headers?: Record<string, string>;
+  body?: B;
+  response: R;
+  /** Error codes the handler itself may answer, beyond those its auth, input and body bring (docs only). */
+  errors?: readonly ErrorCode[];
+  handler: (context: RouteContext<A, P, Q, B>) => Promise<HandlerResult<R>> | HandlerResult<R>;
 }
 
+type Segment = { params: Promise<Record<string, string | string[]>> };
+/** What a route without path parameters gets (tests call such handlers with the request alone). */
+const NO_SEGMENT: Segment = { params: Promise.resolve({}) };
+
+/** The function Next calls, carrying its definition for the docs and the tests. */
+export type DefinedRoute = ((request: Request, segment?: Segment) => Promise<Response>) & { route: RouteDefinition };
+
 /**
- * Wraps an agents' API handler: refuses a Host not in BATON_ALLOWED_HOSTS
- * (421, lib/http/host-check.ts; so do the other wrappers), authenticates the bearer token for `scope`,
- * counts the request against the token's rate limit (429 with Retry-After when
- * it is over, lib/http/rate-limit.ts), runs the handler, and turns any error
- * into the one error body. The handler runs only for an admitted request, so
- * a refused one never reads its body.
+ * Whether JSON answers are checked against their schema. On everywhere (decision
+ * 031 gives the measured cost); a switch so that a test can prove a bad answer is caught.
  */
-export function apiRoute<Params = Record<string, never>>(
-  scope: TokenScope,
-  handler: (context: RouteContext<Params>) => Promise<Response>,
-) {
-  return async (request: Request, segment: { params: Promise<Params> }): Promise<Response> => {
-    try {
-      assertAllowedHost(request);
-      const token = await authenticateBearer(request.headers.get("authorization"), scope);
+let checkingResponses = true;
+export function checkResponses(on: boolean): void {
+  checkingResponses = on;
+}
+
+async function authenticate(auth: RouteAuth, request: Request): Promise<Record<string, unknown>> {
+  switch (auth.kind) {
+    case "public":
+      if (auth.fromPages) assertSameOrigin(request);
+      return {};
+    case "token": {
+      const token = await authenticateBearer(request.headers.get("authorization"), auth.scope);
       admitTokenRequest(token);
-      return await handler({ request, params: await segment.params, token });
-    } catch (error) {
-      return errorResponse(error);
+      return { token };
     }
-  };
+    case "reader":
+      return { reader: await authoriseRead(request) };
+    case "person":
+      return { person: await requirePerson(request, auth.role) };
+  }
+}
+
+/** A handler's answer that breaks its declared shape is Baton's bug: a logged 500 naming the fields, never the values. */
+function assertDeclared(definition: RouteDefinition, schema: z.ZodType, body: unknown): void {
+  if (!checkingResponses) return;
+  const result = schema.safeParse(body);
+  if (result.success) return;
+  const fields = result.error.issues.map((issue) => ({ field: issue.path.join(".") || "(body)", problem: issue.message }));
+  console.error(`baton: ${definition.method} ${definition.path} answered outside its schema`, fields);
+  throw new BatonError("internal", `Baton's answer to ${definition.method} ${definition.path} broke its declared shape; it was logged on the server.`, { fields });
+}
+
+function declaredStatuses(response: { status: number | readonly number[] }): readonly number[] {
+  return typeof response.status === "number" ? [response.status] : response.status;
+}
+
+function toResponse(definition: RouteDefinition, request: Request, result: unknown): Response {
+  const declared = definition.response;
+  if (declared.kind === "none") throw new BatonError("internal", `${definition.method} ${definition.path} answers only errors.`);
+  if (declared.kind === "empty") {
+    const headers = isReply(result) ? result.headers : undefined;
+    return new Response(null, { status: declared.status, headers: { "cache-control": "no-store", ...headers } });
+  }
+  if (declared.kind !== "json") {
+    const type = result instanceof Response ? (result.headers.get("content-type") ?? "") : "";
+    // A refusal the handler answered itself (the stream's own checks) is the error body, not the declared kind.
+    if (result instanceof Response && (type.startsWith(declared.contentType) || result.status >= 400)) return result;
+    throw new BatonError("internal", `${definition.method} ${definition.path} answered something other than ${declared.contentType}.`);
+  }
+  const statuses = declaredStatuses(declared);
+  const { body, status = statuses[0] ?? 200, headers = {} } = isReply(result) ? result : { body: result };
+  const notModified = declared.conditional === true && status === 304;
+  if (!notModified && !statuses.includes(status)) {
+    throw new BatonError("internal", `${definition.method} ${definition.path} answered ${status}, which it does not declare.`);
+  }
+  // The handler's own value is serialised, not zod's copy of it: a check must not change the bytes.
+  assertDeclared(definition, declared.schema, body);
+  if (notModified) {
+    return new Response(null, { status: 304, headers: { ...headers, etag: computeEtag(JSON.stringify(body)), "cache-control": "no-cache" } });
+  }
+  if (declared.conditional) return conditionalJsonResponse(request, body, headers);
+  return jsonResponse(body, status, headers);
 }
 
 /**
- * Wraps a read handler: an API token with packets:read (rate-limited like
- * apiRoute), or a signed-in person (never rate-limited); lib/auth/read-access.ts.
+ * Declares a route: refuses a Host not in BATON_ALLOWED_HOSTS first (421,
+ * lib/http/host-check.ts), then authenticates as `auth` says (a token also
+ * counts against its rate limit, 429), parses path parameters, query and body
+ * with their schemas (400 naming each bad field; the body read with the limits
+ * and deadlines of lib/http/body.ts), runs the handler and checks its answer
+ * against `response`. Any error becomes the one error body. The handler runs
+ * only for an admitted request, so a refused one never reads its body.
  */
-export function readRoute<Params = Record<string, never>>(
-  handler: (context: { request: Request; params: Params; reader: Reader }) => Promise<Response>,
-) {
-  return async (request: Request, segment: { params: Promise<Params> }): Promise<Response> => {
+export function defineRoute<
+  const A extends RouteAuth,
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends RouteBody | undefined = undefined,
+  const R extends RouteResponse = RouteResponse,
+>(definition: RouteDefinition<A, P, Q, B, R>): DefinedRoute {
+  const route = definition as unknown as RouteDefinition;
+  const handle = async (request: Request, segment: Segment = NO_SEGMENT): Promise<Response> => {
     try {
-      assertAllowedHost(request);
-      const reader = await authoriseRead(request);
-      return await handler({ request, params: await segment.params, reader });
+      if (!route.anyHost) assertAllowedHost(request);
+      const caller = await authenticate(route.auth, request);
+      const params = route.params ? parseInput(route.params, await segment.params, "path") : undefined;
+      const query = route.query ? parseQuery(request, route.query) : undefined;
+      const body = route.body && "schema" in route.body ? await readJsonBody(request, route.body.schema, route.body.name) : undefined;
+      const result = await route.handler({ request, params, query, body, ...caller } as never);
+      return toResponse(route, request, result);
     } catch (error) {
       return errorResponse(error);
     }
   };
+  return Object.assign(handle, { route });
 }
 
-/**
- * Wraps a human action's handler: from Baton's own pages, by a signed-in
- * person with at least `role` (lib/auth/person.ts), checked before anything else.
- */
-export function personRoute<Params = Record<string, never>>(
-  role: Role,
-  handler: (context: { request: Request; params: Params; person: Person }) => Promise<Response>,
-) {
-  return async (request: Request, segment: { params: Promise<Params> }): Promise<Response> => {
-    try {
-      assertAllowedHost(request);
-      const person = await requirePerson(request, role);
-      return await handler({ request, params: await segment.params, person });
-    } catch (error) {
-      return errorResponse(error);
-    }
-  };
+/** The definition behind an exported handler, or null when it was not made by defineRoute. */
+export function routeOf(exported: unknown): RouteDefinition | null {
+  if (typeof exported !== "function") return null;
+  const route = (exported as Partial<DefinedRoute>).route;
+  return route && typeof route === "object" && typeof route.handler === "function" ? route : null;
 }

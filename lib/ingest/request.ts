@@ -32,7 +32,7 @@ export async function ingestRequestBody(
   text: string,
   bytes: number,
   source: IngestSource,
-): Promise<{ status: number; body: unknown }> {
+): Promise<{ status: number; body: IngestResult | { results: BatchItem[] } }> {
   // A batch wraps its packets two levels deep; each packet keeps the single-packet limit.
   const value = parseJsonText(text, JSON_MAX_DEPTH + 2);
   if (!isBatch(value)) {

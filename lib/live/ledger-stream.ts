@@ -3,7 +3,7 @@ import { BatonError } from "../errors";
 import { errorResponse } from "../http/respond";
 import type { LedgerEventDto } from "../ledger/events";
 import { ledgerFeedReady, ledgerFeedStatus, subscribeLedger } from "./ledger-feed";
-import { authoriseRead } from "../auth/read-access";
+import { authoriseRead, type Reader } from "../auth/read-access";
 import { holdReader, readerIdentity, type ReaderHold } from "../auth/reader-checks";
 import { singleton } from "../singleton";
 
@@ -41,7 +41,8 @@ const seqText = z
   .regex(/^\d{1,15}$/, "must be a ledger seq: a whole number, 0 or more")
   .transform(Number);
 
-const streamQuerySchema = z.object({ after: seqText.optional() });
+/** `?after=<seq>`; the Last-Event-ID header wins over it. */
+export const streamQuerySchema = z.object({ after: seqText.optional() });
 
 function badCursor(field: string, issues: z.ZodError["issues"]): BatonError {
   const fields = issues.map((issue) => ({ field, problem: issue.message }));
@@ -87,13 +88,24 @@ const SSE_HEADERS = {
   "x-accel-buffering": "no",
 };
 
+/** Authorises the reader (lib/auth/read-access.ts), then streams to them. */
 export async function handleStreamRequest(request: Request): Promise<Response> {
+  let reader: Reader;
+  try {
+    reader = await authoriseRead(request);
+  } catch (error) {
+    return errorResponse(error);
+  }
+  return streamLedger(request, reader);
+}
+
+/** Streams the ledger to an authorised reader (the route's wrapper authorises them). */
+export async function streamLedger(request: Request, reader: Reader): Promise<Response> {
   // Until the stream opens, a lost access (a check during the wait for the feed) only marks it.
   const pending: { revoked: BatonError | null } = { revoked: null };
   let hold: ReaderHold | undefined;
   let opened: { end: (error: BatonError) => void } | undefined;
   try {
-    const reader = await authoriseRead(request);
     const after = streamCursor(request);
     // The reader's own cap first (429), so that one reader cannot fill the process's (503).
     hold = holdReader(readerIdentity(request, reader), "stream", (error) => (opened ? opened.end(error) : (pending.revoked = error)));

@@ -83,6 +83,7 @@ export const packetDto = z.object({
 });
 export type PacketDto = z.infer<typeof packetDto>;
 
+/** POST /api/v1/packets, one packet: where it was stored (`active` is false for a late, already superseded one). */
 export const ingestResultDto = z.object({
   packet_id: z.string(),
   thread_key: z.string(),
@@ -90,3 +91,20 @@ export const ingestResultDto = z.object({
   duplicate: z.boolean(),
   active: z.boolean(),
 });
+
+/** POST /api/v1/packets, a batch: one result per item, in order, each stored on its own. */
+export const ingestBatchResultDto = z.object({
+  results: z.array(
+    z.union([
+      ingestResultDto.extend({ index: z.number().int(), status: z.union([z.literal(200), z.literal(201)]) }),
+      z.object({
+        index: z.number().int(),
+        status: z.number().int(),
+        error: z.object({ code: z.string(), message: z.string(), details: z.unknown() }),
+      }),
+    ]),
+  ),
+});
+
+/** What POST /api/v1/packets answers: a packet's result (200, 201) or a batch's (207). */
+export const ingestAnswerDto = z.union([ingestResultDto, ingestBatchResultDto]);

@@ -11,6 +11,7 @@ import { verifySignature } from "./signature";
 import type { ResolveHost } from "./targets";
 import { startTestReceiver, type ReceivedRequest, type TestReceiver } from "./test-receiver";
 import { createWebhook, deleteWebhook } from "./webhooks";
+import { newWebhookSchema } from "./dto";
 
 /**
  * The integration test of issue 5: a real local HTTP receiver, the real
@@ -41,7 +42,7 @@ afterEach(async () => {
 });
 
 async function hook(events: NotificationEvent[], format: WebhookFormat = "generic", secret: string | undefined = SECRET) {
-  const created = await createWebhook("the-admin", { name: `hook-${++serial}`, url: receiver.url, format, events, ...(secret ? { secret } : {}) });
+  const created = await createWebhook("the-admin", newWebhookSchema.parse({ name: `hook-${++serial}`, url: receiver.url, format, events, ...(secret ? { secret } : {}) }));
   hooks.push(created.webhook.id);
   return { ...created.webhook, secret: secret ?? created.secret! };
 }
@@ -223,7 +224,7 @@ describe("targets at delivery (docs/decisions/025-webhook-targets.md)", () => {
     setAllowedWebhookTargets("");
     const { webhook } = await createWebhook(
       "the-admin",
-      { name: `rebind-${++serial}`, url: nameUrl(), events: ["question.asked"], secret: SECRET },
+      newWebhookSchema.parse({ name: `rebind-${++serial}`, url: nameUrl(), events: ["question.asked"], secret: SECRET }),
       { resolveHost: resolvesTo("93.184.216.34") },
     );
     hooks.push(webhook.id);
@@ -239,7 +240,7 @@ describe("targets at delivery (docs/decisions/025-webhook-targets.md)", () => {
   it("the same name is delivered through the checked address once the list allows it (the resolver's answer is what is connected to)", async () => {
     const { webhook } = await createWebhook(
       "the-admin",
-      { name: `resolved-${++serial}`, url: nameUrl(), events: ["question.asked"], secret: SECRET },
+      newWebhookSchema.parse({ name: `resolved-${++serial}`, url: nameUrl(), events: ["question.asked"], secret: SECRET }),
       { resolveHost: resolvesTo("127.0.0.1") },
     );
     hooks.push(webhook.id);

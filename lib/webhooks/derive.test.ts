@@ -14,6 +14,7 @@ import { notifyUntilIdle, startWebhookNotifier } from "./notifier";
 import { verifySignature } from "./signature";
 import { startTestReceiver, type TestReceiver } from "./test-receiver";
 import { createWebhook, deleteWebhook } from "./webhooks";
+import { newWebhookSchema } from "./dto";
 
 /** Decision webhooks (issue 9): people's approvals, interventions and answers, each delivered once, never rate-limited. */
 freshDatabaseForThisFile();
@@ -42,7 +43,7 @@ afterAll(async () => {
 });
 
 async function hook(events: NotificationEvent[], format: WebhookFormat = "generic", url = "http://127.0.0.1:9/unused") {
-  const created = await createWebhook("the-admin", { name: `hook-${++serial}`, url, format, events, secret: "the-receivers-secret-0123" });
+  const created = await createWebhook("the-admin", newWebhookSchema.parse({ name: `hook-${++serial}`, url, format, events, secret: "the-receivers-secret-0123" }));
   hooks.push(created.webhook.id);
   return created.webhook;
 }

@@ -133,3 +133,4 @@ export const deliveryPageQuerySchema = z.object({
     .default(DELIVERY_PAGE_DEFAULT),
   before: z.string().max(100).optional(),
 });
+export type DeliveryPageQuery = z.infer<typeof deliveryPageQuerySchema>;

@@ -15,6 +15,7 @@ import { allowWebhookTargetsForThisFile } from "../testing/webhook-targets";
 import type { NotificationEvent } from "./events";
 import { NOTIFIER_CURSOR, notifyUntilIdle } from "./notifier";
 import { createWebhook, deleteWebhook } from "./webhooks";
+import { newWebhookSchema } from "./dto";
 
 const database_ = freshDatabaseForThisFile();
 // The webhooks name 127.0.0.1 (nothing is sent): allowed only when listed.
@@ -25,7 +26,7 @@ const uniqueThread = (name: string) => `notify/${name}-${++serial}`;
 const hooks: string[] = [];
 
 async function hook(events: NotificationEvent[], name = `hook-${++serial}`) {
-  const { webhook } = await createWebhook("the-admin", { name, url: "http://127.0.0.1:9/unused", events });
+  const { webhook } = await createWebhook("the-admin", newWebhookSchema.parse({ name, url: "http://127.0.0.1:9/unused", events }));
   hooks.push(webhook.id);
   return webhook;
 }

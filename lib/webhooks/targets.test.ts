@@ -6,6 +6,7 @@ import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { allowWebhookTargetsForThisFile, setAllowedWebhookTargets } from "../testing/webhook-targets";
 import { addressProblem, isAllowedAddress, NOTHING_ALLOWED, parseAllowList, type ResolveHost, type WebhookAllowList } from "./targets";
 import { changeWebhook, createWebhook, deleteWebhook, listWebhooks } from "./webhooks";
+import { newWebhookSchema } from "./dto";
 
 /**
  * Webhook targets (docs/decisions/025-webhook-targets.md): loopback, private,
@@ -35,7 +36,7 @@ afterEach(async () => {
   for (const webhook of await listWebhooks()) await deleteWebhook("ada", webhook.id);
 });
 
-const create = (url: string, resolve: ResolveHost = NO_NAMES) => createWebhook("ada", { name: "target", url, events: ["risk.critical"] }, { resolveHost: resolve });
+const create = (url: string, resolve: ResolveHost = NO_NAMES) => createWebhook("ada", newWebhookSchema.parse({ name: "target", url, events: ["risk.critical"] }), { resolveHost: resolve });
 
 async function expectRefused(url: string, resolve: ResolveHost = NO_NAMES) {
   const error = await expectBatonError(create(url, resolve), "invalid_request");

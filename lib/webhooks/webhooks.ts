@@ -5,16 +5,15 @@ import { BatonError } from "../errors";
 import { newId } from "../ids";
 import { announceLedger } from "../ledger/bus";
 import { appendLedgerEvents } from "../ledger/events";
-import { parseInput } from "../parse-input";
 import {
   deliveryDto,
   deliveryPageDto,
-  deliveryPageQuerySchema,
-  newWebhookSchema,
-  webhookChangeSchema,
   webhookDto,
   type CreatedWebhookDto,
   type DeliveryPageDto,
+  type DeliveryPageQuery,
+  type NewWebhook,
+  type WebhookChange,
   type WebhookDto,
 } from "./dto";
 import { NOTIFICATION_EVENTS, type NotificationEvent } from "./events";
@@ -103,9 +102,11 @@ export async function listWebhooks(): Promise<WebhookDto[]> {
   return rows.map(toWebhookDto);
 }
 
-/** Creates a webhook; without a secret in `input`, one is generated and returned (the only time it is shown). */
-export async function createWebhook(actor: string, input: unknown, options: TargetCheckOptions = {}): Promise<CreatedWebhookDto> {
-  const webhook = parseInput(newWebhookSchema, input, "webhook");
+/**
+ * Creates a webhook (`webhook` parsed with newWebhookSchema at the boundary); without a
+ * secret, one is generated and returned (the only time it is shown).
+ */
+export async function createWebhook(actor: string, webhook: NewWebhook, options: TargetCheckOptions = {}): Promise<CreatedWebhookDto> {
   await checkTarget(webhook.url, "webhook", options);
   const generated = webhook.secret === undefined ? generateSecret() : null;
   const now = new Date();
@@ -140,8 +141,7 @@ async function findWebhook(tx: Tx, id: string): Promise<WebhookRow> {
  * Changes a webhook. Disabling it gives up its pending deliveries (marked
  * failed, so the log says why); a new secret signs every later attempt.
  */
-export async function changeWebhook(actor: string, id: string, input: unknown, options: TargetCheckOptions = {}): Promise<WebhookDto> {
-  const change = parseInput(webhookChangeSchema, input, "webhook change");
+export async function changeWebhook(actor: string, id: string, change: WebhookChange, options: TargetCheckOptions = {}): Promise<WebhookDto> {
   if (change.url !== undefined) await checkTarget(change.url, "webhook change", options);
   const now = new Date();
   const row = await inTransaction(async (tx) => {
@@ -193,8 +193,7 @@ export async function deleteWebhook(actor: string, id: string): Promise<WebhookD
 }
 
 /** A webhook's deliveries, newest first, `limit` at a time; `before` is the previous page's `next_before`. */
-export async function listDeliveries(webhookId: string, query: unknown): Promise<DeliveryPageDto> {
-  const page = parseInput(deliveryPageQuerySchema, query, "query");
+export async function listDeliveries(webhookId: string, page: DeliveryPageQuery): Promise<DeliveryPageDto> {
   const db = await database();
   if (!(await db.webhook.findUnique({ where: { id: webhookId }, select: { id: true } }))) {
     throw new BatonError("not_found", `No webhook has the id "${webhookId}"; list them with GET /api/v1/webhooks.`);

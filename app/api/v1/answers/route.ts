@@ -1,9 +1,14 @@
+import { sharedAnswerResultDto } from "@/lib/human/dto";
 import { answerShared, sharedAnswerRequestSchema } from "@/lib/human/actions";
-import { readJsonBody } from "@/lib/http/body";
-import { jsonResponse } from "@/lib/http/respond";
-import { personRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
 
-/** POST /api/v1/answers (operator): one answer for the same question in several threads, all or none. */
-export const POST = personRoute("operator", async ({ request, person }) =>
-  jsonResponse({ written: await answerShared(person, await readJsonBody(request, sharedAnswerRequestSchema, "answer")) }),
-);
+export const POST = defineRoute({
+  method: "POST",
+  path: "/api/v1/answers",
+  summary: "One answer for the same question in several threads, all or none.",
+  auth: { kind: "person", role: "operator" },
+  body: { schema: sharedAnswerRequestSchema, name: "answer" },
+  response: { kind: "json", status: 200, schema: sharedAnswerResultDto },
+  errors: ["not_found", "conflict"],
+  handler: async ({ person, body }) => ({ written: await answerShared(person, body) }),
+});

@@ -1,17 +1,14 @@
-import { authoriseRead } from "@/lib/auth/read-access";
 import { loadBoard } from "@/lib/board/board";
-import { assertAllowedHost } from "@/lib/http/host-check";
-import { errorResponse, jsonResponse } from "@/lib/http/respond";
-import { parseQuery } from "@/lib/http/query";
+import { boardDto } from "@/lib/board/dto";
+import { defineRoute } from "@/lib/http/route";
 import { threadFiltersSchema } from "@/lib/threads/filters";
 
-/** GET /api/v1/board: every active thread placed in its column, with counts; the board's filters. */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    assertAllowedHost(request);
-    await authoriseRead(request);
-    return jsonResponse(await loadBoard(parseQuery(request, threadFiltersSchema)));
-  } catch (error) {
-    return errorResponse(error);
-  }
-}
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/board",
+  summary: "Every active thread placed in its column, with counts; the board's filters.",
+  auth: { kind: "reader" },
+  query: threadFiltersSchema,
+  response: { kind: "json", status: 200, schema: boardDto },
+  handler: ({ query }) => loadBoard(query),
+});

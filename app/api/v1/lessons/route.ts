@@ -1,7 +1,13 @@
-import { jsonResponse } from "@/lib/http/respond";
-import { parseQuery } from "@/lib/http/query";
-import { readRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
+import { lessonsDto } from "@/lib/lessons/dto";
 import { lessonsQuerySchema, listLessons } from "@/lib/lessons/queries";
 
-/** GET /api/v1/lessons?q=: failed attempts that repeat across versions and threads in the last 30 days, newest first. */
-export const GET = readRoute(async ({ request }) => jsonResponse(await listLessons(parseQuery(request, lessonsQuerySchema))));
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/lessons",
+  summary: "Failed attempts that repeat across versions and threads in the last 30 days, newest first.",
+  auth: { kind: "reader" },
+  query: lessonsQuerySchema,
+  response: { kind: "json", status: 200, schema: lessonsDto },
+  handler: ({ query }) => listLessons(query),
+});

@@ -1,14 +1,14 @@
-import { apiRoute } from "@/lib/http/route";
 import { assertJsonContentType, readBodyText } from "@/lib/http/body";
-import { jsonResponse } from "@/lib/http/respond";
+import { defineRoute, reply } from "@/lib/http/route";
 import { BATCH_MAX_BYTES, ingestRequestBody } from "@/lib/ingest/request";
 import { announceArrival, type ArrivalTicket } from "@/lib/ingest/batch-writer";
 import type { AuthenticatedToken } from "@/lib/auth/tokens";
 import { BatonError } from "@/lib/errors";
+import { ingestAnswerDto } from "@/lib/threads/dto";
 
 const IDEMPOTENCY_KEY_MAX = 200;
 
-async function storeRequest(request: Request, token: AuthenticatedToken, arrival: ArrivalTicket): Promise<Response> {
+async function storeRequest(request: Request, token: AuthenticatedToken, arrival: ArrivalTicket) {
   assertJsonContentType(request);
   const key = request.headers.get("idempotency-key");
   if (key !== null && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX)) {
@@ -16,6 +16,8 @@ async function storeRequest(request: Request, token: AuthenticatedToken, arrival
       field: "Idempotency-Key",
     });
   }
+  // The body is read here, not by the wrapper: packets are accepted liberally
+  // (decision 005) and counted against the packet and batch limits as they arrive.
   const { text, bytes } = await readBodyText(request, BATCH_MAX_BYTES);
   const { status, body } = await ingestRequestBody(text, bytes, {
     kind: request.headers.get("baton-source") === "cli" ? "cli" : "http",
@@ -23,20 +25,37 @@ async function storeRequest(request: Request, token: AuthenticatedToken, arrival
     idempotency: key ? { tokenId: token.id, key } : undefined,
     arrival,
   });
-  return jsonResponse(body, status);
+  return reply(body, { status });
 }
 
 /**
- * POST /api/v1/packets: one packet, or a batch {"packets": [...]}. apiRoute
- * checks the token and its rate limit first: a refused request (401, 403, 429)
- * never takes an arrival ticket nor reads its body.
+ * The token and its rate limit are checked first: a refused request (401,
+ * 403, 429) never takes an arrival ticket nor reads its body.
  */
-export const POST = apiRoute("packets:write", async ({ request, token }) => {
-  // Announced before the body is read, so that concurrent packets share a commit.
-  const arrival = announceArrival();
-  try {
-    return await storeRequest(request, token, arrival);
-  } finally {
-    arrival.release();
-  }
+export const POST = defineRoute({
+  method: "POST",
+  path: "/api/v1/packets",
+  summary: "Stores one packet, or a batch `{\"packets\": [...]}` (at most 100 packets and 8 MiB; each packet at most 1 MiB).",
+  auth: { kind: "token", scope: "packets:write" },
+  headers: {
+    "Idempotency-Key": `optional, 1 to ${IDEMPOTENCY_KEY_MAX} characters: the same key with the same body answers as the first time; with another body, 422`,
+    "Baton-Source": "optional; `cli` marks the packet as pushed by `baton push`",
+  },
+  body: { raw: "a handoff packet (docs/contract.md, docs/packet.schema.json), or `{\"packets\": [packet, ...]}`" },
+  response: {
+    kind: "json",
+    status: [201, 200, 207],
+    schema: ingestAnswerDto,
+    description: "201 for a new packet, 200 with `duplicate: true` for known content, 207 for a batch (one result per item, each with its own status)",
+  },
+  errors: ["invalid_json", "not_a_packet", "no_core_fields", "invalid_fields", "json_too_deep", "invalid_encoding", "idempotency_key_reused", "unsupported_media_type", "payload_too_large", "request_timeout"],
+  handler: async ({ request, token }) => {
+    // Announced before the body is read, so that concurrent packets share a commit.
+    const arrival = announceArrival();
+    try {
+      return await storeRequest(request, token, arrival);
+    } finally {
+      arrival.release();
+    }
+  },
 });

@@ -1,6 +1,12 @@
+import { inboxDto } from "@/lib/human/inbox-dto";
 import { listOpenQuestions } from "@/lib/human/inbox";
-import { jsonResponse } from "@/lib/http/respond";
-import { readRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
 
-/** GET /api/v1/questions: the questions inbox, unanswered agent questions grouped, blocking first then oldest. */
-export const GET = readRoute(async () => jsonResponse(await listOpenQuestions()));
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/questions",
+  summary: "The questions inbox: unanswered agent questions grouped, blocking first, then oldest.",
+  auth: { kind: "reader" },
+  response: { kind: "json", status: 200, schema: inboxDto },
+  handler: () => listOpenQuestions(),
+});

@@ -1,12 +1,14 @@
-import { jsonResponse } from "@/lib/http/respond";
-import { parseQuery } from "@/lib/http/query";
-import { readRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
+import { riskListDto } from "@/lib/risks/dto";
 import { riskFiltersSchema } from "@/lib/risks/filters";
 import { listRisks } from "@/lib/risks/queries";
 
-/**
- * GET /api/v1/risks (read: token or session): every risk of every active packet,
- * grouped by fingerprint, regressed first, then by severity. `?state=all` also
- * lists resolved and snoozed risks; `?q=` filters by detail, thread or agent.
- */
-export const GET = readRoute(async ({ request }) => jsonResponse(await listRisks(parseQuery(request, riskFiltersSchema))));
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/risks",
+  summary: "Every risk of every active packet, grouped by fingerprint, regressed first, then by severity; `state=all` adds resolved and snoozed ones.",
+  auth: { kind: "reader" },
+  query: riskFiltersSchema,
+  response: { kind: "json", status: 200, schema: riskListDto },
+  handler: ({ query }) => listRisks(query),
+});

@@ -1,13 +1,12 @@
+import { z } from "zod";
+import { defineRoute, reply } from "@/lib/http/route";
 import { packetJsonSchema } from "@/lib/packet/json-schema";
-import { assertAllowedHost } from "@/lib/http/host-check";
-import { errorResponse, jsonResponse } from "@/lib/http/respond";
 
-/** GET /api/v1/schema: the packet's JSON Schema, generated from the zod schema. Public. */
-export function GET(request: Request): Response {
-  try {
-    assertAllowedHost(request);
-  } catch (error) {
-    return errorResponse(error);
-  }
-  return jsonResponse(packetJsonSchema(), 200, { "cache-control": "public, max-age=300" });
-}
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/schema",
+  summary: "The packet's JSON Schema (draft 2020-12), generated from the zod schema; docs/packet.schema.json holds the same.",
+  auth: { kind: "public" },
+  response: { kind: "json", status: 200, schema: z.record(z.string(), z.unknown()) },
+  handler: () => reply(packetJsonSchema(), { headers: { "cache-control": "public, max-age=300" } }),
+});

@@ -1,14 +1,12 @@
 import { z } from "zod";
-import { assertSameOrigin, cookieOf, personOfRequest, servedOverHttps } from "@/lib/auth/person";
+import { cookieOf, servedOverHttps } from "@/lib/auth/person";
+import { sessionDtoSchema, signedInSchema } from "@/lib/auth/dto";
 import { abilitiesOf } from "@/lib/auth/roles";
 import { clearedSessionCookie, endSession, SESSION_COOKIE, signIn } from "@/lib/auth/sessions";
-import { assertAllowedHost } from "@/lib/http/host-check";
-import { readJsonBody } from "@/lib/http/body";
-import { errorResponse, jsonResponse } from "@/lib/http/respond";
-import { signedInResponse } from "@/lib/http/session-response";
 import { config } from "@/lib/config";
-import { BatonError } from "@/lib/errors";
 import { clientAddressOf } from "@/lib/http/client-address";
+import { defineRoute, reply } from "@/lib/http/route";
+import { signedInReply } from "@/lib/http/session-response";
 
 const signInSchema = z.strictObject({ username: z.string({ error: "username must be a string" }), password: z.string({ error: "password must be a string" }) });
 
@@ -21,38 +19,34 @@ function signInAddressOf(request: Request): string {
   return clientAddressOf(request, config().BATON_TRUSTED_PROXY_HOPS) ?? "unknown";
 }
 
-/** GET /api/v1/session: who is signed in (401 when nobody). */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    assertAllowedHost(request);
-    const person = await personOfRequest(request);
-    if (!person) throw new BatonError("unauthenticated", "Nobody is signed in.");
-    return jsonResponse({ user: person, can: abilitiesOf(person.role) });
-  } catch (error) {
-    return errorResponse(error);
-  }
-}
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/session",
+  summary: "Who is signed in, and what they may do.",
+  auth: { kind: "person", role: "viewer" },
+  response: { kind: "json", status: 200, schema: sessionDtoSchema },
+  handler: ({ person }) => ({ user: person, can: abilitiesOf(person.role) }),
+});
 
-/** POST /api/v1/session: signs in with a username and password; a new session id every time. */
-export async function POST(request: Request): Promise<Response> {
-  try {
-    assertAllowedHost(request);
-    assertSameOrigin(request);
-    const body = await readJsonBody(request, signInSchema);
-    return signedInResponse(request, await signIn(body, signInAddressOf(request)));
-  } catch (error) {
-    return errorResponse(error);
-  }
-}
+export const POST = defineRoute({
+  method: "POST",
+  path: "/api/v1/session",
+  summary: "Signs in with a username and password (a new session id every time; throttled, see docs/http-api.md#sign-in-throttling).",
+  auth: { kind: "public", fromPages: true },
+  body: { schema: signInSchema, name: "request body" },
+  response: { kind: "json", status: 200, schema: signedInSchema, description: "who signed in; the session cookie is set" },
+  errors: ["unauthenticated", "rate_limited"],
+  handler: async ({ request, body }) => signedInReply(request, await signIn(body, signInAddressOf(request))),
+});
 
-/** DELETE /api/v1/session: signs out, ending the session on the server. */
-export async function DELETE(request: Request): Promise<Response> {
-  try {
-    assertAllowedHost(request);
-    assertSameOrigin(request);
+export const DELETE = defineRoute({
+  method: "DELETE",
+  path: "/api/v1/session",
+  summary: "Signs out, ending the session on the server.",
+  auth: { kind: "public", fromPages: true },
+  response: { kind: "empty", status: 204 },
+  handler: async ({ request }) => {
     await endSession(cookieOf(request, SESSION_COOKIE));
-    return new Response(null, { status: 204, headers: { "set-cookie": clearedSessionCookie(servedOverHttps(request)) } });
-  } catch (error) {
-    return errorResponse(error);
-  }
-}
+    return reply(null, { headers: { "set-cookie": clearedSessionCookie(servedOverHttps(request)) } });
+  },
+});

@@ -1,12 +1,10 @@
 import { z } from "zod";
-import { assertSameOrigin } from "@/lib/auth/person";
+import { signedInSchema } from "@/lib/auth/dto";
 import { startSession } from "@/lib/auth/sessions";
 import { assertSetupAllowed, forgetSetupCode } from "@/lib/auth/setup-code";
 import { createFirstAdmin } from "@/lib/auth/users";
-import { readJsonBody } from "@/lib/http/body";
-import { assertAllowedHost } from "@/lib/http/host-check";
-import { errorResponse } from "@/lib/http/respond";
-import { signedInResponse } from "@/lib/http/session-response";
+import { defineRoute } from "@/lib/http/route";
+import { signedInReply } from "@/lib/http/session-response";
 
 const setupSchema = z.strictObject({
   username: z.string({ error: "username must be a string" }),
@@ -14,22 +12,20 @@ const setupSchema = z.strictObject({
   code: z.string({ error: "code must be a string" }).max(200, { error: "code is at most 200 characters" }).optional(),
 });
 
-/**
- * POST /api/v1/setup: the first visit to a fresh install creates the admin and
- * signs them in (409 once anyone exists). Only from loopback or with the
- * one-time code printed at start (403 otherwise; lib/auth/setup-code.ts).
- */
-export async function POST(request: Request): Promise<Response> {
-  try {
-    assertAllowedHost(request);
-    assertSameOrigin(request);
-    const { code, ...account } = await readJsonBody(request, setupSchema);
+export const POST = defineRoute({
+  method: "POST",
+  path: "/api/v1/setup",
+  summary: "On a fresh install, creates the first admin and signs them in; only from loopback or with the one-time code printed at start.",
+  auth: { kind: "public", fromPages: true },
+  body: { schema: setupSchema, name: "request body" },
+  response: { kind: "json", status: 201, schema: signedInSchema, description: "the admin, signed in; the session cookie is set" },
+  errors: ["forbidden", "conflict"],
+  handler: async ({ request, body }) => {
+    const { code, ...account } = body;
     assertSetupAllowed(request, code);
     const admin = await createFirstAdmin(account);
     // Setup is closed now: the code never works again, whoever used it.
     forgetSetupCode();
-    return signedInResponse(request, await startSession(admin, "setup"), 201);
-  } catch (error) {
-    return errorResponse(error);
-  }
-}
+    return signedInReply(request, await startSession(admin, "setup"), 201);
+  },
+});

@@ -1,16 +1,15 @@
-import { assertAllowedHost } from "@/lib/http/host-check";
-import { errorResponse } from "@/lib/http/respond";
-import { handleStreamRequest } from "@/lib/live/ledger-stream";
+import { defineRoute } from "@/lib/http/route";
+import { streamLedger, streamQuerySchema } from "@/lib/live/ledger-stream";
 
-/**
- * GET /api/v1/stream: the ledger as server-sent events (format, cursor and
- * limits in lib/live/ledger-stream.ts; who may read it in lib/auth/read-access.ts).
- */
-export async function GET(request: Request): Promise<Response> {
-  try {
-    assertAllowedHost(request);
-  } catch (error) {
-    return errorResponse(error);
-  }
-  return handleStreamRequest(request);
-}
+/** The format, cursor and limits: lib/live/ledger-stream.ts and docs/http-api.md#open-streams-and-waits. */
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/stream",
+  summary: "The ledger as server-sent events, one per ledger event (`id:` is its seq); resume with `Last-Event-ID` or `?after=`.",
+  auth: { kind: "reader" },
+  headers: { "Last-Event-ID": "optional: the seq to resume after; wins over `?after=`" },
+  query: streamQuerySchema,
+  response: { kind: "stream", status: 200, contentType: "text/event-stream", description: "`retry`, then `ledger` events, `reset` and `ready`; `: keep-alive` comments every 15 s" },
+  errors: ["rate_limited", "unavailable"],
+  handler: ({ request, reader }) => streamLedger(request, reader),
+});

@@ -1,10 +1,14 @@
-import { readRoute } from "@/lib/http/route";
-import { jsonResponse } from "@/lib/http/respond";
-import { parseQuery } from "@/lib/http/query";
+import { defineRoute } from "@/lib/http/route";
+import { threadListDto } from "@/lib/threads/dto";
 import { threadListQuerySchema } from "@/lib/threads/filters";
 import { listActiveThreads } from "@/lib/threads/queries";
 
-/** GET /api/v1/threads: active threads with a card summary; filters and cursor pagination. */
-export const GET = readRoute(async ({ request }) =>
-  jsonResponse(await listActiveThreads(parseQuery(request, threadListQuerySchema))),
-);
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/threads",
+  summary: "Active threads with a card summary; filters and cursor pagination (`next_cursor`).",
+  auth: { kind: "reader" },
+  query: threadListQuerySchema,
+  response: { kind: "json", status: 200, schema: threadListDto },
+  handler: ({ query }) => listActiveThreads(query),
+});

@@ -1,11 +1,13 @@
-import { jsonResponse } from "@/lib/http/respond";
-import { parseQuery } from "@/lib/http/query";
-import { readRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
+import { timelineDto } from "@/lib/timeline/dto";
 import { loadTimeline, timelineQuerySchema } from "@/lib/timeline/queries";
 
-/**
- * GET /api/v1/timeline?window=6h|24h|7d|30d and the board's filters: one lane per
- * matching thread with its versions, decisions and session reports in the
- * window, and the first page of their ledger feed.
- */
-export const GET = readRoute(async ({ request }) => jsonResponse(await loadTimeline(parseQuery(request, timelineQuerySchema))));
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/timeline",
+  summary: "One lane per matching thread with its versions, decisions and session reports in the window, and the first page of their ledger feed.",
+  auth: { kind: "reader" },
+  query: timelineQuerySchema,
+  response: { kind: "json", status: 200, schema: timelineDto },
+  handler: ({ query }) => loadTimeline(query),
+});

@@ -1,20 +1,28 @@
 import { z } from "zod";
+import { createdTokenSchema, tokenListSchema } from "@/lib/auth/dto";
 import { createApiToken, listApiTokens, tokenScopeSchema } from "@/lib/auth/tokens";
-import { readJsonBody } from "@/lib/http/body";
-import { jsonResponse } from "@/lib/http/respond";
-import { personRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
 
 const newTokenSchema = z.strictObject({
   name: z.string({ error: "name must be a string" }),
   scopes: z.array(tokenScopeSchema, { error: "scopes must be a list of packets:write, packets:read, events:write" }),
 });
 
-/** GET /api/v1/tokens (admin): every token as prefix...last4, scopes, last used; never a secret. */
-export const GET = personRoute("admin", async () => jsonResponse({ tokens: await listApiTokens() }));
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/tokens",
+  summary: "Every token as prefix...last4, with scopes and last use; never a secret.",
+  auth: { kind: "person", role: "admin" },
+  response: { kind: "json", status: 200, schema: tokenListSchema },
+  handler: async () => ({ tokens: await listApiTokens() }),
+});
 
-/** POST /api/v1/tokens (admin): creates a token; the answer holds the secret, the only time it is shown. */
-export const POST = personRoute("admin", async ({ request, person }) => {
-  const body = await readJsonBody(request, newTokenSchema, "token");
-  const { token, summary } = await createApiToken(body.name, body.scopes, person.username);
-  return jsonResponse({ token, summary }, 201);
+export const POST = defineRoute({
+  method: "POST",
+  path: "/api/v1/tokens",
+  summary: "Creates a token; the answer holds its secret, the only time it is shown.",
+  auth: { kind: "person", role: "admin" },
+  body: { schema: newTokenSchema, name: "token" },
+  response: { kind: "json", status: 201, schema: createdTokenSchema },
+  handler: async ({ body, person }) => createApiToken(body.name, body.scopes, person.username),
 });

@@ -1,13 +1,23 @@
-import { createUser, listUsers } from "@/lib/auth/users";
-import { readJsonBody } from "@/lib/http/body";
-import { jsonResponse } from "@/lib/http/respond";
-import { personRoute } from "@/lib/http/route";
-import { z } from "zod";
+import { userDtoSchema, userListSchema } from "@/lib/auth/dto";
+import { createUser, listUsers, newAccountSchema } from "@/lib/auth/users";
+import { defineRoute } from "@/lib/http/route";
 
-/** GET /api/v1/users (admin): everyone who can sign in. */
-export const GET = personRoute("admin", async () => jsonResponse({ users: await listUsers() }));
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/users",
+  summary: "Everyone who can sign in.",
+  auth: { kind: "person", role: "admin" },
+  response: { kind: "json", status: 200, schema: userListSchema },
+  handler: async () => ({ users: await listUsers() }),
+});
 
-/** POST /api/v1/users (admin): {username, password, role}. */
-export const POST = personRoute("admin", async ({ request, person }) =>
-  jsonResponse(await createUser(person, await readJsonBody(request, z.unknown(), "user")), 201),
-);
+export const POST = defineRoute({
+  method: "POST",
+  path: "/api/v1/users",
+  summary: "Creates an account.",
+  auth: { kind: "person", role: "admin" },
+  body: { schema: newAccountSchema, name: "user" },
+  response: { kind: "json", status: 201, schema: userDtoSchema },
+  errors: ["conflict"],
+  handler: ({ person, body }) => createUser(person, body),
+});

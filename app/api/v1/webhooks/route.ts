@@ -1,16 +1,22 @@
-import { z } from "zod";
-import { readJsonBody } from "@/lib/http/body";
-import { jsonResponse } from "@/lib/http/respond";
-import { personRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
+import { createdWebhookDto, newWebhookSchema, webhookListDto } from "@/lib/webhooks/dto";
 import { createWebhook, listWebhooks } from "@/lib/webhooks/webhooks";
 
-/** GET /api/v1/webhooks (admin): every outgoing webhook; secrets only as ••••last4. */
-export const GET = personRoute("admin", async () => jsonResponse({ webhooks: await listWebhooks() }));
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/webhooks",
+  summary: "Every outgoing webhook; secrets only as ••••last4.",
+  auth: { kind: "person", role: "admin" },
+  response: { kind: "json", status: 200, schema: webhookListDto },
+  handler: async () => ({ webhooks: await listWebhooks() }),
+});
 
-/**
- * POST /api/v1/webhooks (admin): {name, url, secret?, format?, events, enabled?}.
- * Without a secret one is generated: the answer's `secret` is the only time it is shown.
- */
-export const POST = personRoute("admin", async ({ request, person }) =>
-  jsonResponse(await createWebhook(person.username, await readJsonBody(request, z.unknown(), "webhook")), 201),
-);
+export const POST = defineRoute({
+  method: "POST",
+  path: "/api/v1/webhooks",
+  summary: "Creates a webhook; without a secret one is generated, and the answer's `secret` is the only time it is shown.",
+  auth: { kind: "person", role: "admin" },
+  body: { schema: newWebhookSchema, name: "webhook" },
+  response: { kind: "json", status: 201, schema: createdWebhookDto },
+  handler: ({ person, body }) => createWebhook(person.username, body),
+});

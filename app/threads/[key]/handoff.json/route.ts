@@ -1,12 +1,17 @@
-import { authoriseRead } from "@/lib/auth/read-access";
-import { errorResponse } from "@/lib/http/respond";
+import { z } from "zod";
+import { defineRoute } from "@/lib/http/route";
 import { getMergedHandoff } from "@/lib/threads/queries";
 
-/** The thread page's download of the merged handoff.json. */
-export async function GET(request: Request, { params }: { params: Promise<{ key: string }> }): Promise<Response> {
-  try {
-    await authoriseRead(request);
-    const { body } = await getMergedHandoff((await params).key);
+export const GET = defineRoute({
+  method: "GET",
+  path: "/threads/{key}/handoff.json",
+  summary: "The thread page's download of the merged handoff.json (2-space JSON).",
+  auth: { kind: "reader" },
+  params: z.object({ key: z.string() }),
+  response: { kind: "download", status: 200, contentType: "application/json", description: "handoff.json, as an attachment" },
+  errors: ["not_found"],
+  handler: async ({ params }) => {
+    const { body } = await getMergedHandoff(params.key);
     return new Response(`${JSON.stringify(body, null, 2)}\n`, {
       headers: {
         "content-type": "application/json; charset=utf-8",
@@ -14,7 +19,5 @@ export async function GET(request: Request, { params }: { params: Promise<{ key:
         "cache-control": "no-store",
       },
     });
-  } catch (error) {
-    return errorResponse(error);
-  }
-}
+  },
+});

@@ -1,13 +1,18 @@
-import { authoriseRead } from "@/lib/auth/read-access";
-import { errorResponse } from "@/lib/http/respond";
+import { z } from "zod";
+import { defineRoute } from "@/lib/http/route";
 import { renderHandoffMarkdown } from "@/lib/markdown/render-handoff";
 import { getPacket, getThreadDetail } from "@/lib/threads/queries";
 
-/** The thread page's download of handoff.md, rendered from the active packet's JSON (the one renderer). */
-export async function GET(request: Request, { params }: { params: Promise<{ key: string }> }): Promise<Response> {
-  try {
-    await authoriseRead(request);
-    const thread = await getThreadDetail((await params).key);
+export const GET = defineRoute({
+  method: "GET",
+  path: "/threads/{key}/handoff.md",
+  summary: "The thread page's download of handoff.md, rendered from the active packet's JSON (the one renderer).",
+  auth: { kind: "reader" },
+  params: z.object({ key: z.string() }),
+  response: { kind: "download", status: 200, contentType: "text/markdown", description: "handoff.md, as an attachment" },
+  errors: ["not_found"],
+  handler: async ({ params }) => {
+    const thread = await getThreadDetail(params.key);
     const packet = await getPacket(thread.active_packet.id);
     const markdown = renderHandoffMarkdown({ canonical: packet.canonical, flags: packet.flags, threadKey: thread.key, packetId: packet.id, human: null });
     return new Response(markdown, {
@@ -18,7 +23,5 @@ export async function GET(request: Request, { params }: { params: Promise<{ key:
         "x-content-type-options": "nosniff",
       },
     });
-  } catch (error) {
-    return errorResponse(error);
-  }
-}
+  },
+});

@@ -1,6 +1,15 @@
-import { readRoute } from "@/lib/http/route";
-import { jsonResponse } from "@/lib/http/respond";
+import { z } from "zod";
+import { defineRoute } from "@/lib/http/route";
+import { packetDto } from "@/lib/threads/dto";
 import { getPacket } from "@/lib/threads/queries";
 
-/** GET /api/v1/packets/{id}: one stored version, as received and canonical. */
-export const GET = readRoute<{ id: string }>(async ({ params }) => jsonResponse(await getPacket(params.id)));
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/packets/{id}",
+  summary: "One stored version, as received and canonical, with its flags.",
+  auth: { kind: "reader" },
+  params: z.object({ id: z.string() }),
+  response: { kind: "json", status: 200, schema: packetDto },
+  errors: ["not_found"],
+  handler: ({ params }) => getPacket(params.id),
+});

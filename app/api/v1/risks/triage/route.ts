@@ -1,13 +1,14 @@
-import { readJsonBody } from "@/lib/http/body";
-import { jsonResponse } from "@/lib/http/respond";
-import { personRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
+import { triageResultDto } from "@/lib/risks/dto";
 import { triageRequestSchema, triageRisks } from "@/lib/risks/triage";
 
-/**
- * POST /api/v1/risks/triage (operator): acknowledge, resolve, snooze or untriage
- * risks by {thread_key, fingerprint}, all in one transaction; answers with each
- * target's state now.
- */
-export const POST = personRoute("operator", async ({ request, person }) =>
-  jsonResponse(await triageRisks(person, await readJsonBody(request, triageRequestSchema, "triage"))),
-);
+export const POST = defineRoute({
+  method: "POST",
+  path: "/api/v1/risks/triage",
+  summary: "Acknowledges, resolves, snoozes or untriages risks by {thread_key, fingerprint}, all in one transaction; answers each target's state now.",
+  auth: { kind: "person", role: "operator" },
+  body: { schema: triageRequestSchema, name: "triage" },
+  response: { kind: "json", status: 200, schema: triageResultDto },
+  errors: ["not_found"],
+  handler: ({ person, body }) => triageRisks(person, body),
+});

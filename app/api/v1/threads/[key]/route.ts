@@ -1,8 +1,15 @@
-import { readRoute } from "@/lib/http/route";
-import { jsonResponse } from "@/lib/http/respond";
+import { z } from "zod";
+import { defineRoute } from "@/lib/http/route";
+import { threadDetailDto } from "@/lib/threads/dto";
 import { getThreadDetail } from "@/lib/threads/queries";
 
-/** GET /api/v1/threads/{key}: the thread's card and its version history. */
-export const GET = readRoute<{ key: string }>(async ({ params }) =>
-  jsonResponse(await getThreadDetail(params.key)),
-);
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/threads/{key}",
+  summary: "The thread's card and its version history (`key` URL-encoded).",
+  auth: { kind: "reader" },
+  params: z.object({ key: z.string() }),
+  response: { kind: "json", status: 200, schema: threadDetailDto },
+  errors: ["not_found"],
+  handler: ({ params }) => getThreadDetail(params.key),
+});

@@ -1,8 +1,13 @@
-import { jsonResponse } from "@/lib/http/respond";
-import { parseQuery } from "@/lib/http/query";
-import { readRoute } from "@/lib/http/route";
-import { timelineFeedQuerySchema } from "@/lib/timeline/dto";
+import { defineRoute } from "@/lib/http/route";
+import { timelineFeedDto, timelineFeedQuerySchema } from "@/lib/timeline/dto";
 import { listTimelineFeed } from "@/lib/timeline/feed";
 
-/** GET /api/v1/timeline/feed?before=<seq> and the timeline's query: a page of the ledger of the timeline's threads, newest first. */
-export const GET = readRoute(async ({ request }) => jsonResponse(await listTimelineFeed(parseQuery(request, timelineFeedQuerySchema))));
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/timeline/feed",
+  summary: "A page of the ledger of the timeline's threads, newest first, before the seq `before`.",
+  auth: { kind: "reader" },
+  query: timelineFeedQuerySchema,
+  response: { kind: "json", status: 200, schema: timelineFeedDto },
+  handler: ({ query }) => listTimelineFeed(query),
+});

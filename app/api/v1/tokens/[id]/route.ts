@@ -1,8 +1,15 @@
+import { z } from "zod";
+import { tokenSummarySchema } from "@/lib/auth/dto";
 import { revokeApiToken } from "@/lib/auth/tokens";
-import { jsonResponse } from "@/lib/http/respond";
-import { personRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
 
-/** DELETE /api/v1/tokens/{id} (admin): revokes; the next request with that token is refused. */
-export const DELETE = personRoute<{ id: string }>("admin", async ({ params, person }) =>
-  jsonResponse(await revokeApiToken(params.id, person.username)),
-);
+export const DELETE = defineRoute({
+  method: "DELETE",
+  path: "/api/v1/tokens/{id}",
+  summary: "Revokes a token; the next request with it is refused. Answers the token as it is now.",
+  auth: { kind: "person", role: "admin" },
+  params: z.object({ id: z.string() }),
+  response: { kind: "json", status: 200, schema: tokenSummarySchema },
+  errors: ["not_found"],
+  handler: ({ params, person }) => revokeApiToken(params.id, person.username),
+});

@@ -1,15 +1,27 @@
 import { z } from "zod";
-import { readJsonBody } from "@/lib/http/body";
-import { jsonResponse } from "@/lib/http/respond";
-import { personRoute } from "@/lib/http/route";
+import { defineRoute } from "@/lib/http/route";
+import { webhookChangeSchema, webhookDto } from "@/lib/webhooks/dto";
 import { changeWebhook, deleteWebhook } from "@/lib/webhooks/webhooks";
 
-/** PATCH /api/v1/webhooks/{id} (admin): any of {name, url, secret, format, events, enabled}; disabling gives up its pending deliveries. */
-export const PATCH = personRoute<{ id: string }>("admin", async ({ request, params, person }) =>
-  jsonResponse(await changeWebhook(person.username, params.id, await readJsonBody(request, z.unknown(), "webhook change"))),
-);
+export const PATCH = defineRoute({
+  method: "PATCH",
+  path: "/api/v1/webhooks/{id}",
+  summary: "Changes any of a webhook's fields; disabling gives up its pending deliveries, a new secret signs every later attempt.",
+  auth: { kind: "person", role: "admin" },
+  params: z.object({ id: z.string() }),
+  body: { schema: webhookChangeSchema, name: "webhook change" },
+  response: { kind: "json", status: 200, schema: webhookDto },
+  errors: ["not_found"],
+  handler: ({ person, params, body }) => changeWebhook(person.username, params.id, body),
+});
 
-/** DELETE /api/v1/webhooks/{id} (admin): removes the webhook and its delivery log; answers what was deleted. */
-export const DELETE = personRoute<{ id: string }>("admin", async ({ params, person }) =>
-  jsonResponse(await deleteWebhook(person.username, params.id)),
-);
+export const DELETE = defineRoute({
+  method: "DELETE",
+  path: "/api/v1/webhooks/{id}",
+  summary: "Removes the webhook and its delivery log; answers what was deleted.",
+  auth: { kind: "person", role: "admin" },
+  params: z.object({ id: z.string() }),
+  response: { kind: "json", status: 200, schema: webhookDto },
+  errors: ["not_found"],
+  handler: ({ person, params }) => deleteWebhook(person.username, params.id),
+});

@@ -1,14 +1,15 @@
-import { readJsonBody } from "@/lib/http/body";
-import { jsonResponse } from "@/lib/http/respond";
-import { apiRoute } from "@/lib/http/route";
-import { recordSessionEvent, sessionEventRequestSchema } from "@/lib/watchdog/session-events";
+import { z } from "zod";
+import { defineRoute } from "@/lib/http/route";
+import { recordSessionEvent, sessionEventRequestSchema, sessionEventResultDto } from "@/lib/watchdog/session-events";
 
-/**
- * POST /api/v1/threads/{key}/events (token scope events:write): an agent's
- * session reports session_started, heartbeat or session_ended. Answers 200
- * with the thread's column now; 404 until the thread has a packet.
- */
-export const POST = apiRoute<{ key: string }>("events:write", async ({ request, params, token }) => {
-  const report = await readJsonBody(request, sessionEventRequestSchema, "session event");
-  return jsonResponse(await recordSessionEvent(params.key, report, { actor: `token:${token.name}` }));
+export const POST = defineRoute({
+  method: "POST",
+  path: "/api/v1/threads/{key}/events",
+  summary: "An agent's session reports session_started, heartbeat or session_ended; answers the thread's column now (404 until the thread has a packet).",
+  auth: { kind: "token", scope: "events:write" },
+  params: z.object({ key: z.string() }),
+  body: { schema: sessionEventRequestSchema, name: "session event" },
+  response: { kind: "json", status: 200, schema: sessionEventResultDto },
+  errors: ["not_found"],
+  handler: ({ params, body, token }) => recordSessionEvent(params.key, body, { actor: `token:${token.name}` }),
 });

@@ -1,13 +1,12 @@
 import { z } from "zod";
-import { computeEtag, conditionalJsonResponse } from "@/lib/http/etag";
-import { parseQuery } from "@/lib/http/query";
 import { readerIdentity } from "@/lib/auth/reader-checks";
-import { readRoute } from "@/lib/http/route";
+import { defineRoute, reply } from "@/lib/http/route";
+import { humanSectionSchema } from "@/lib/human/section";
 import { humanRevisionOf, MAX_WAIT_SECONDS, waitForHandoffChange, type MergedHandoff } from "@/lib/human/wait";
 import { getMergedHandoff } from "@/lib/threads/queries";
 
 /**
- * GET /api/v1/threads/{key}/handoff: the merged packet the next session reads.
+ * The merged packet the next session reads.
  * Tagged with a strong ETag of the bytes served; `If-None-Match` revalidates (304).
  *
  * The waiting read (docs/decisions/019-waiting-read.md): with `after=<revision>`
@@ -48,26 +47,43 @@ const handoffHeaders = (handoff: MergedHandoff) => ({
   "baton-human-revision": String(humanRevisionOf(handoff)),
 });
 
-/** The wait ended with nothing new: the validators of the current representation, no body. */
-function notModified(handoff: MergedHandoff): Response {
-  const etag = computeEtag(JSON.stringify(handoff.body));
-  return new Response(null, { status: 304, headers: { ...handoffHeaders(handoff), etag, "cache-control": "no-cache" } });
-}
+/** The agent's fields exactly as received, plus Baton's human section. */
+const mergedHandoffSchema = z.looseObject({ human: humanSectionSchema });
 
-export const GET = readRoute<{ key: string }>(async ({ request, params, reader }) => {
-  const query = parseQuery(request, handoffQuerySchema);
-  if (query.after === undefined) {
-    const handoff = await getMergedHandoff(params.key);
-    return conditionalJsonResponse(request, handoff.body, handoffHeaders(handoff));
-  }
-  const outcome = await waitForHandoffChange({
-    threadKey: params.key,
-    after: query.after,
-    afterPacket: query.after_packet,
-    waitMs: (query.wait ?? 0) * 1000,
-    signal: request.signal,
-    reader: readerIdentity(request, reader),
-  });
-  if (!outcome.changed) return notModified(outcome.handoff);
-  return conditionalJsonResponse(request, outcome.handoff.body, handoffHeaders(outcome.handoff));
+/** The merged body as the schema types it; getMergedHandoff always sets `human`, and the route's schema checks it. */
+const mergedBody = (handoff: MergedHandoff) => handoff.body as z.input<typeof mergedHandoffSchema>;
+
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/threads/{key}/handoff",
+  summary: "The merged packet the next session reads, with a strong ETag; with `after`, the waiting read (docs/decisions/019-waiting-read.md).",
+  auth: { kind: "reader" },
+  params: z.object({ key: z.string() }),
+  headers: { "If-None-Match": "optional: the ETag you hold; 304 when it is still current" },
+  query: handoffQuerySchema,
+  response: {
+    kind: "json",
+    status: 200,
+    conditional: true,
+    schema: mergedHandoffSchema,
+    description: "the agent's fields as written plus `human`; headers `ETag`, `baton-packet-id`, `baton-human-revision`. 304 (no body) when If-None-Match matches, or when `wait` ran out with nothing new",
+  },
+  errors: ["not_found", "rate_limited", "unavailable"],
+  handler: async ({ request, params, query, reader }) => {
+    if (query.after === undefined) {
+      const handoff = await getMergedHandoff(params.key);
+      return reply(mergedBody(handoff), { headers: handoffHeaders(handoff) });
+    }
+    const outcome = await waitForHandoffChange({
+      threadKey: params.key,
+      after: query.after,
+      afterPacket: query.after_packet,
+      waitMs: (query.wait ?? 0) * 1000,
+      signal: request.signal,
+      reader: readerIdentity(request, reader),
+    });
+    // The wait ended with nothing new: 304 with the validators of the current representation.
+    const { handoff } = outcome;
+    return reply(mergedBody(handoff), { status: outcome.changed ? 200 : 304, headers: handoffHeaders(handoff) });
+  },
 });

@@ -1,8 +1,16 @@
-import { jsonResponse } from "@/lib/http/respond";
-import { personRoute } from "@/lib/http/route";
+import { z } from "zod";
+import { defineRoute } from "@/lib/http/route";
+import { deliveryPageDto, deliveryPageQuerySchema } from "@/lib/webhooks/dto";
 import { listDeliveries } from "@/lib/webhooks/webhooks";
 
-/** GET /api/v1/webhooks/{id}/deliveries?limit=50&before=<next_before> (admin): the delivery log, newest first. */
-export const GET = personRoute<{ id: string }>("admin", async ({ request, params }) =>
-  jsonResponse(await listDeliveries(params.id, Object.fromEntries(new URL(request.url).searchParams))),
-);
+export const GET = defineRoute({
+  method: "GET",
+  path: "/api/v1/webhooks/{id}/deliveries",
+  summary: "The webhook's delivery log, newest first; `before=<next_before>` fetches the older page.",
+  auth: { kind: "person", role: "admin" },
+  params: z.object({ id: z.string() }),
+  query: deliveryPageQuerySchema,
+  response: { kind: "json", status: 200, schema: deliveryPageDto },
+  errors: ["not_found"],
+  handler: ({ params, query }) => listDeliveries(params.id, query),
+});
