@@ -125,10 +125,11 @@ const NO_SEGMENT: Segment = { params: Promise.resolve({}) };
 export type DefinedRoute = ((request: Request, segment?: Segment) => Promise<Response>) & { route: RouteDefinition };
 
 /**
- * Whether JSON answers are checked against their schema. On everywhere (decision
- * 031 gives the measured cost); a switch so that a test can prove a bad answer is caught.
+ * Whether JSON answers are checked against their schema: in development and
+ * tests, not in production, where the check costs about 6 % of the biggest
+ * answer's time (the board of 1,000 threads; docs/decisions/031-route-definitions.md).
  */
-let checkingResponses = true;
+let checkingResponses = process.env.NODE_ENV !== "production";
 export function checkResponses(on: boolean): void {
   checkingResponses = on;
 }

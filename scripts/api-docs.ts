@@ -1,0 +1,312 @@
+import { readdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { z } from "zod";
+import { ERROR_STATUS, type ErrorCode } from "../lib/errors";
+import { HTTP_METHODS, routeOf, type RouteDefinition } from "../lib/http/route";
+
+/**
+ * Writes docs/api.md: every endpoint as its route definition declares it
+ * (lib/http/route.ts), with parameters, bodies and answers generated from their
+ * zod schemas. No server runs: the route files are imported.
+ *
+ *   npm run docs:api
+ *
+ * scripts/api-docs.test.ts fails when the file is out of date, and when a route
+ * file exports a handler that is not a defined route.
+ */
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+export const API_DOCS_FILE = path.join(ROOT, "docs", "api.md");
+
+/** Nested fields are listed this deep (`a.b[].c`); deeper ones show as `object`. */
+const FIELD_DEPTH = 4;
+
+/** Every app/**\/route.ts, relative to the repository, sorted. */
+export function routeFiles(): string[] {
+  return readdirSync(path.join(ROOT, "app"), { recursive: true, encoding: "utf8" })
+    .filter((file) => path.basename(file) === "route.ts")
+    .map((file) => path.posix.join("app", file.split(path.sep).join("/")))
+    .sort();
+}
+
+/** The path a route file serves, written as definitions write it: `[key]` is `{key}`, `[...path]` is `{...path}`. */
+export function servedPath(file: string): string {
+  const segments = path.posix.dirname(file).split("/").slice(1);
+  return `/${segments.map((segment) => segment.replace(/^\[(\.\.\.)?(.+)\]$/, "{$1$2}")).join("/")}`;
+}
+
+export interface ExportedHandler {
+  file: string;
+  name: string;
+  route: RouteDefinition | null;
+}
+
+/** What each route file exports; `route` is null for an export that defineRoute did not make. */
+export async function exportedHandlers(): Promise<ExportedHandler[]> {
+  const found: ExportedHandler[] = [];
+  for (const file of routeFiles()) {
+    const module = (await import(pathToFileURL(path.join(ROOT, file)).href)) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(module)) found.push({ file, name, route: routeOf(value) });
+  }
+  return found;
+}
+
+type JsonSchema = {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: boolean | JsonSchema;
+  required?: string[];
+  description?: string;
+  default?: unknown;
+  pattern?: string;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+  format?: string;
+};
+
+function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  return z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as JsonSchema;
+}
+
+const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+function variantsOf(schema: JsonSchema): JsonSchema[] | undefined {
+  return schema.anyOf ?? schema.oneOf;
+}
+
+/** A short type: `string`, `"a" \| "b"`, `integer[]`, `object`, `string \| null`. */
+function typeOf(schema: JsonSchema): string {
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (schema.enum) return schema.enum.map((value) => JSON.stringify(value)).join(" | ");
+  const variants = variantsOf(schema);
+  if (variants) return [...new Set(variants.map(typeOf))].join(" | ");
+  if (schema.allOf) return schema.allOf.map(typeOf).join(" & ");
+  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
+  if (types.length === 0) return "any";
+  return types
+    .map((type) => {
+      if (type === "array") {
+        const item = schema.items ? typeOf(schema.items) : "any";
+        return item.includes(" ") ? `(${item})[]` : `${item}[]`;
+      }
+      if (type === "object" && !schema.properties && schema.additionalProperties && typeof schema.additionalProperties === "object") {
+        return `{[key]: ${typeOf(schema.additionalProperties)}}`;
+      }
+      return type;
+    })
+    .join(" | ");
+}
+
+/** What a field accepts beyond its type: bounds, pattern, default, description. */
+function notesOf(schema: JsonSchema): string {
+  const notes: string[] = [];
+  if (schema.description) notes.push(schema.description);
+  const { minLength, maxLength } = schema;
+  if (minLength && maxLength !== undefined) notes.push(`${minLength} to ${maxLength} characters`);
+  else if (maxLength !== undefined) notes.push(`at most ${maxLength} characters`);
+  else if (minLength) notes.push(`at least ${minLength} characters`);
+  // z.number().int() bounds itself to the safe integers: not worth a note.
+  const minimum = schema.minimum === Number.MIN_SAFE_INTEGER ? undefined : schema.minimum;
+  const maximum = schema.maximum === Number.MAX_SAFE_INTEGER ? undefined : schema.maximum;
+  if (minimum !== undefined && maximum !== undefined) notes.push(`${minimum} to ${maximum}`);
+  else if (minimum !== undefined) notes.push(`at least ${minimum}`);
+  else if (maximum !== undefined) notes.push(`at most ${maximum}`);
+  if (schema.minItems !== undefined || schema.maxItems !== undefined) notes.push(`${schema.minItems ?? 0} to ${schema.maxItems ?? "any"} items`);
+  if (schema.pattern) notes.push(`matches ${code(schema.pattern)}`);
+  if (schema.format) notes.push(schema.format);
+  if (schema.default !== undefined) notes.push(`default ${code(JSON.stringify(schema.default))}`);
+  return notes.join("; ");
+}
+
+interface FieldRow {
+  name: string;
+  type: string;
+  required: boolean;
+  notes: string;
+}
+
+/** The object (or objects, for a union of them) a schema describes, to list fields of. */
+function objectsIn(schema: JsonSchema): JsonSchema[] {
+  if (schema.properties) return [schema];
+  if (schema.type === "array" && schema.items) return objectsIn(schema.items);
+  const variants = variantsOf(schema)?.filter((variant) => variant.type !== "null");
+  if (variants?.length === 1) return objectsIn(variants[0]!);
+  return [];
+}
+
+function fieldRows(schema: JsonSchema, prefix = "", depth = 1): FieldRow[] {
+  const rows: FieldRow[] = [];
+  for (const object of objectsIn(schema).slice(0, 1)) {
+    for (const [name, property] of Object.entries(object.properties ?? {})) {
+      const full = `${prefix}${name}`;
+      rows.push({ name: full, type: typeOf(property), required: object.required?.includes(name) ?? false, notes: notesOf(property) });
+      if (depth >= FIELD_DEPTH) continue;
+      const isList = property.type === "array" || variantsOf(property)?.some((variant) => variant.type === "array");
+      rows.push(...fieldRows(property, `${full}${isList ? "[]" : ""}.`, depth + 1));
+    }
+  }
+  return rows;
+}
+
+function fieldTable(rows: FieldRow[], withRequired: boolean): string[] {
+  if (rows.length === 0) return [];
+  const header = withRequired ? ["| name | type | required | accepts |", "|---|---|---|---|"] : ["| field | type | notes |", "|---|---|---|"];
+  return [
+    ...header,
+    ...rows.map((row) =>
+      withRequired
+        ? `| ${code(row.name)} | ${cell(code(row.type))} | ${row.required ? "yes" : "no"} | ${cell(row.notes)} |`
+        : `| ${code(row.name)} | ${cell(code(row.type))} | ${cell(row.notes)} |`,
+    ),
+  ];
+}
+
+/** A schema's fields; a union of objects is listed one alternative after another. */
+function schemaSection(schema: z.ZodType, io: "input" | "output", withRequired: boolean): string[] {
+  const json = jsonSchemaOf(schema, io);
+  const alternatives = variantsOf(json)?.filter((variant) => objectsIn(variant).length > 0);
+  if (!json.properties && alternatives && alternatives.length > 1) {
+    return alternatives.flatMap((alternative, index) => [`One of (${index + 1}):`, "", ...fieldTable(fieldRows(alternative), withRequired), ""]);
+  }
+  const rows = fieldRows(json);
+  if (rows.length === 0) return [`${code(typeOf(json))}${json.additionalProperties ? ": any fields" : ""}`, ""];
+  return [...fieldTable(rows, withRequired), ""];
+}
+
+export function describeAuth(route: RouteDefinition): string {
+  const { auth } = route;
+  switch (auth.kind) {
+    case "public":
+      return auth.fromPages ? "public, from Baton's own pages (`Origin` must be this Baton)" : "public";
+    case "token":
+      return `API token with the scope ${code(auth.scope)} (\`Authorization: Bearer <token>\`; rate-limited)`;
+    case "reader":
+      return "reader: an API token with `packets:read` (rate-limited) or a signed-in person of any role";
+    case "person":
+      return `signed-in person with the role ${code(auth.role)} or above, from Baton's own pages; never a token`;
+  }
+}
+
+/** The errors a route may answer: from its host check, auth, input and body, and the ones it declares. */
+export function errorsOf(route: RouteDefinition): ErrorCode[] {
+  const codes = new Set<ErrorCode>();
+  if (!route.anyHost) codes.add("misdirected_request");
+  if (route.auth.kind === "public" && route.auth.fromPages) codes.add("forbidden");
+  if (route.auth.kind === "token" || route.auth.kind === "reader") ["unauthenticated", "forbidden", "rate_limited"].forEach((c) => codes.add(c as ErrorCode));
+  if (route.auth.kind === "person") ["unauthenticated", "forbidden"].forEach((c) => codes.add(c as ErrorCode));
+  if (route.params || route.query) codes.add("invalid_request");
+  if (route.body && "schema" in route.body) {
+    ["invalid_request", "invalid_json", "invalid_encoding", "unsupported_media_type", "payload_too_large", "request_timeout"].forEach((c) => codes.add(c as ErrorCode));
+  }
+  for (const declared of route.errors ?? []) codes.add(declared);
+  return [...codes].sort((a, b) => ERROR_STATUS[a] - ERROR_STATUS[b] || a.localeCompare(b));
+}
+
+function responseSection(route: RouteDefinition): string[] {
+  const { response } = route;
+  switch (response.kind) {
+    case "none":
+      return ["Only errors."];
+    case "empty":
+      return [`${code(String(response.status))}, no body.`];
+    case "stream":
+    case "markdown":
+    case "download":
+      return [`${code(String(response.status))} ${code(response.contentType)}: ${response.description}.`];
+    case "json": {
+      const statuses = (typeof response.status === "number" ? [response.status] : response.status).map((status) => code(String(status))).join(", ");
+      const lead = `${statuses} JSON${response.description ? `: ${response.description}` : ""}.`;
+      return [lead, "", ...schemaSection(response.schema, "output", false)];
+    }
+  }
+}
+
+function endpointSection(route: RouteDefinition): string[] {
+  const lines = [`### ${route.method} ${route.path}`, "", route.summary, "", `- **Auth**: ${describeAuth(route)}`];
+  if (route.anyHost) lines.push("- **Host**: any (skips `BATON_ALLOWED_HOSTS`)");
+  lines.push("");
+  if (route.params) lines.push("**Path parameters** (URL-encoded)", "", ...schemaSection(route.params, "input", true));
+  if (route.query) lines.push("**Query parameters**", "", ...schemaSection(route.query, "input", true));
+  if (route.headers) {
+    lines.push("**Request headers**", "", "| header | meaning |", "|---|---|");
+    for (const [name, meaning] of Object.entries(route.headers)) lines.push(`| ${code(name)} | ${cell(meaning)} |`);
+    lines.push("");
+  }
+  if (route.body) {
+    if ("schema" in route.body) lines.push("**Body** (`application/json`)", "", ...schemaSection(route.body.schema, "input", true));
+    else lines.push("**Body** (`application/json`)", "", `${route.body.raw}.`, "");
+  }
+  lines.push("**Answer**", "", ...responseSection(route));
+  if (lines.at(-1) !== "") lines.push("");
+  lines.push(`**Errors**: ${errorsOf(route).map((error) => code(`${ERROR_STATUS[error]} ${error}`)).join(", ")}.`, "");
+  return lines;
+}
+
+const METHOD_ORDER = new Map(HTTP_METHODS.map((method, index) => [method, index]));
+
+/** The routes to document: one per path and method, sorted by path, then method. */
+export async function documentedRoutes(): Promise<RouteDefinition[]> {
+  const routes = (await exportedHandlers()).flatMap((handler) => (handler.route ? [handler.route] : []));
+  return routes.sort((a, b) => a.path.localeCompare(b.path) || METHOD_ORDER.get(a.method)! - METHOD_ORDER.get(b.method)!);
+}
+
+/** The whole of docs/api.md. */
+export async function renderApiDocs(): Promise<string> {
+  const routes = await documentedRoutes();
+  const lines = [
+    "# API endpoints",
+    "",
+    "<!-- Generated by `npm run docs:api` from the route definitions (app/**/route.ts, lib/http/route.ts); do not edit. -->",
+    "",
+    "Every endpoint, as its route definition declares it; parameters, bodies and answers are",
+    "generated from the zod schemas the server parses them with. How to use the API (tokens,",
+    "rate limits, sign-in throttling, waits and streams) is the hand-written",
+    "[API guide](http-api.md).",
+    "",
+    "Every error answer has the body `{\"error\": {\"code\", \"message\", \"details\"}}`; a `400 invalid_request`",
+    "names each bad field in `details.fields` (`[{field, problem}]`). Any endpoint may also answer",
+    "`500 internal` (logged on the server) and `503 unavailable` (the database could not be reached; retry).",
+    "",
+    "| method | path | auth | summary |",
+    "|---|---|---|---|",
+    ...routes.map((route) => `| ${route.method} | [${code(route.path)}](#${anchorOf(route)}) | ${route.auth.kind}${authDetail(route)} | ${cell(route.summary)} |`),
+    "",
+    "## Endpoints",
+    "",
+    ...routes.flatMap(endpointSection),
+  ];
+  return `${lines.join("\n").trimEnd()}\n`;
+}
+
+function authDetail(route: RouteDefinition): string {
+  const { auth } = route;
+  if (auth.kind === "token") return ` ${code(auth.scope)}`;
+  if (auth.kind === "person") return ` ${code(auth.role)}`;
+  return "";
+}
+
+/** GitHub's heading anchor of `### METHOD /path`. */
+function anchorOf(route: RouteDefinition): string {
+  return `${route.method} ${route.path}`
+    .toLowerCase()
+    .replace(/[^a-z0-9 _-]/g, "")
+    .replace(/ /g, "-");
+}
+
+// Run as a script (tsx scripts/api-docs.ts), not when the test imports it.
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  writeFileSync(API_DOCS_FILE, await renderApiDocs());
+  console.log(`wrote ${path.relative(process.cwd(), API_DOCS_FILE)}`);
+}
