@@ -46,8 +46,8 @@ export interface ExportedHandler {
 export async function exportedHandlers(): Promise<ExportedHandler[]> {
   const found: ExportedHandler[] = [];
   for (const file of routeFiles()) {
-    const module = (await import(pathToFileURL(path.join(ROOT, file)).href)) as Record<string, unknown>;
-    for (const [name, value] of Object.entries(module)) found.push({ file, name, route: routeOf(value) });
+    const exports = (await import(pathToFileURL(path.join(ROOT, file)).href)) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(exports)) found.push({ file, name, route: routeOf(value) });
   }
   return found;
 }
