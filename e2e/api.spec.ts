@@ -234,9 +234,13 @@ test.describe("POST /api/v1/packets: 413, counted in bytes as the body arrives",
       "/api/v1/packets",
       { ...bearer(agentToken), "content-type": "application/json" },
       split(packetOfBytes(thread, 9 * MiB), 36),
+      // Past the limit the client waits for the answer instead of writing into a closed connection.
+      { stopAfterBytes: 8 * MiB },
     );
     expect(answer.sentChunked).toBe(true);
     expect(answer.status, answer.body).toBe(413);
+    // Answered with a quarter MiB of the body still unsent: the server did not wait for the rest.
+    expect(answer.ended).toBe(false);
     expect(expectErrorShape(JSON.parse(answer.body), "payload_too_large").details).toEqual({ limit_bytes: 8 * MiB });
     expect(await findThread(request, agentToken, thread)).toBeNull();
   });
@@ -251,11 +255,15 @@ test.describe("POST /api/v1/packets: 413, counted in bytes as the body arrives",
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const headers = { ...bearer(agentToken), "content-type": "application/json" };
-      const refused = await postChunked(baseURL!, "/api/v1/packets", headers, split(packetOfBytes(uniqueId("cut-off"), 9 * MiB), 36), agent);
+      const refused = await postChunked(baseURL!, "/api/v1/packets", headers, split(packetOfBytes(uniqueId("cut-off"), 9 * MiB), 36), {
+        agent,
+        stopAfterBytes: 8 * MiB,
+      });
       expect(refused.status, refused.body).toBe(413);
+      expect(refused.ended).toBe(false);
       const thread = uniqueId("after-cut-off");
       const started = Date.now();
-      const next = await postChunked(baseURL!, "/api/v1/packets", headers, [Buffer.from(JSON.stringify(packetFor(thread)))], agent);
+      const next = await postChunked(baseURL!, "/api/v1/packets", headers, [Buffer.from(JSON.stringify(packetFor(thread)))], { agent });
       expect(next.status, next.body).toBe(201);
       expect(Date.now() - started).toBeLessThan(2_000);
       expect((await findThread(request, agentToken, thread))?.versions).toHaveLength(1);

@@ -22,8 +22,10 @@ import { threadHref } from "../lib/threads/href";
  * request changes a setting: the card goes stale because nobody reported.
  */
 
-// 18 s is 0.005 h: long enough to see Running on a busy machine, short enough to wait for.
-const STALE_SECONDS = 18;
+// Long enough to see Running on a busy machine (a heartbeat reaches the open board within
+// about a second; if a try does not, the next heartbeat starts the silence again), and short
+// enough to wait for: the silence is real time on the server's clock (decision 037).
+const STALE_SECONDS = 8;
 const CHECK_SECONDS = 1;
 const SERVER_START_TIMEOUT_MS = 90_000;
 

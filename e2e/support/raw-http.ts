@@ -12,6 +12,21 @@ export interface ChunkedAnswer {
   body: string;
   /** Whether Node framed the request with Transfer-Encoding: chunked (no Content-Length). */
   sentChunked: boolean;
+  /** Whether the client had sent the whole body (false: the answer came while it waited, with more to send). */
+  ended: boolean;
+}
+
+export interface ChunkedOptions {
+  /** A (keep-alive) agent; by default a connection of its own. */
+  agent?: Agent | false;
+  /**
+   * A server that refuses a body past its limit answers and closes the connection without
+   * reading the rest (413, Connection: close). A client still writing then gets EPIPE or
+   * ECONNRESET, and Node drops the answer with the socket. Past this many bytes the client
+   * stops writing, without ending the body, and waits for the answer, which must come
+   * before the rest of the body would.
+   */
+  stopAfterBytes?: number;
 }
 
 /**
@@ -23,31 +38,38 @@ export function postChunked(
   path: string,
   headers: Record<string, string>,
   chunks: Buffer[],
-  agent: Agent | false = false,
+  { agent = false, stopAfterBytes = Number.POSITIVE_INFINITY }: ChunkedOptions = {},
 ): Promise<ChunkedAnswer> {
   const url = new URL(path, baseURL);
   return new Promise((resolve, reject) => {
-    let answered = false;
+    let answer: { status: number; parts: Buffer[]; length: number; expected: number } | null = null;
+    const settle = () => {
+      const { status, parts } = answer!;
+      resolve({ status, body: Buffer.concat(parts).toString("utf8"), sentChunked: req.chunkedEncoding, ended: req.writableEnded });
+      // A body we stopped sending is abandoned with its connection (the server closes it too).
+      if (!req.writableEnded) req.destroy();
+    };
     const req = httpRequest(url, { method: "POST", headers, agent }, (res) => {
-      const parts: Buffer[] = [];
-      res.on("data", (part: Buffer) => parts.push(part));
-      res.on("end", () => {
-        answered = true;
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString("utf8"), sentChunked: req.chunkedEncoding });
+      answer = { status: res.statusCode ?? 0, parts: [], length: 0, expected: Number(res.headers["content-length"] ?? Number.NaN) };
+      res.on("data", (part: Buffer) => {
+        answer!.parts.push(part);
+        answer!.length += part.length;
       });
-      res.on("error", reject);
+      res.on("end", settle);
     });
-    // A server may answer (413) and stop reading before the last chunk: only an error before any answer counts.
-    req.on("error", (error) => {
-      if (!answered) reject(error);
-    });
+    // The server closing after its answer may reset the connection before Node has emitted the
+    // answer's end: an answer received whole (its Content-Length) is the answer all the same.
+    req.on("error", (error) => (answer && answer.length === answer.expected ? settle() : reject(error)));
     void (async () => {
+      let sent = 0;
       for (const chunk of chunks) {
-        if (req.destroyed) return;
-        req.write(chunk);
+        if (sent > stopAfterBytes || req.destroyed) return;
+        // Each chunk is handed to the kernel before the next is written.
+        await new Promise<void>((written) => req.write(chunk, () => written()));
+        sent += chunk.length;
         await sleep(5);
       }
-      req.end();
+      if (sent <= stopAfterBytes && !req.destroyed) req.end();
     })();
   });
 }
