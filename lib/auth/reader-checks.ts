@@ -1,3 +1,4 @@
+import "server-only";
 import { sqlExecutor } from "../db";
 import { BatonError } from "../errors";
 import { Prisma } from "../generated/prisma/client";

@@ -1,3 +1,4 @@
+import "server-only";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { BatonError } from "../errors";
 import { CLIENT_ADDRESS_HEADER } from "../http/client-address";

@@ -1,3 +1,4 @@
+import "server-only";
 import { config } from "../config";
 import { BatonError } from "../errors";
 import { TokenBucketLimiter } from "../http/rate-limit";

@@ -1,3 +1,4 @@
+import "server-only";
 import type { AuthenticatedToken } from "../auth/tokens";
 import { config } from "../config";
 import { BatonError } from "../errors";

@@ -1,3 +1,4 @@
+import "server-only";
 import { requirePerson } from "../auth/person";
 import type { Person, Role } from "../auth/roles";
 import { authoriseRead, type Reader } from "../auth/read-access";

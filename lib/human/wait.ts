@@ -1,3 +1,4 @@
+import "server-only";
 import { holdReader, type ReaderHold, type ReaderIdentity } from "../auth/reader-checks";
 import { BatonError } from "../errors";
 import type { LedgerEventDto, LedgerKind } from "../ledger/events";

@@ -1,3 +1,4 @@
+import "server-only";
 import { inTransaction, isUniqueViolation } from "../db";
 import { BatonError } from "../errors";
 import { announceLedger } from "../ledger/bus";

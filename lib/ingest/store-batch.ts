@@ -1,3 +1,4 @@
+import "server-only";
 import { sqlExecutor, type SqlExecutor, type Tx } from "../db";
 import { BatonError } from "../errors";
 import { Prisma } from "../generated/prisma/client";

@@ -1,3 +1,4 @@
+import "server-only";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import { isNewer, type OrderKey } from "../ingest/ordering";

@@ -1,3 +1,4 @@
+import "server-only";
 import { z } from "zod";
 import { BatonError } from "../errors";
 import { errorResponse } from "../http/respond";

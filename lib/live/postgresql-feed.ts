@@ -1,3 +1,4 @@
+import "server-only";
 import pg from "pg";
 import { ANNOUNCE_CHANNEL } from "../migrate/schema-source";
 import { announceLedger, onLedger } from "../ledger/bus";

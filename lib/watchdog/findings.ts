@@ -1,3 +1,4 @@
+import "server-only";
 import { inTransaction, sqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { inChunks } from "../sql";

@@ -1,3 +1,4 @@
+import "server-only";
 import { LEDGER_CLOCK_SLACK_MS } from "../timeline/ledger-window";
 import { z } from "zod";
 import { loadBoard } from "../board/board";

@@ -1,3 +1,4 @@
+import "server-only";
 import { decideColumn } from "../board/columns";
 import { config } from "../config";
 import { inTransaction, sqlExecutor, type Tx } from "../db";

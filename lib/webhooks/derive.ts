@@ -1,3 +1,4 @@
+import "server-only";
 import type { Tx } from "../db";
 import { sameQuestionKey, sectionOf, type HumanSection } from "../human/section";
 import type { NewLedgerEvent } from "../ledger/events";

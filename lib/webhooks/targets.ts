@@ -1,3 +1,4 @@
+import "server-only";
 import { promises as dns, type LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";

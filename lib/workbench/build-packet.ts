@@ -1,3 +1,4 @@
+import "server-only";
 import { commandText } from "../packet/commands";
 import { REVIEW_PASS_TOTAL } from "../packet/lint";
 import { NEXT_ACTION_SENTINEL } from "../packet/normalise";

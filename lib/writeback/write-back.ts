@@ -1,3 +1,4 @@
+import "server-only";
 import { constants, renameSync, statSync } from "node:fs";
 import { open, realpath, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";

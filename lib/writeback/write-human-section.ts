@@ -1,3 +1,4 @@
+import "server-only";
 import { database } from "../db";
 import { latestHumanRevision, sectionOf, type HumanSection } from "../human/section";
 import { recordLedgerEvents } from "../ledger/events";
