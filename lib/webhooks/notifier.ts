@@ -1,3 +1,4 @@
+import "server-only";
 import { config } from "../config";
 import { database, inTransaction, type Tx } from "../db";
 import { newId } from "../ids";
@@ -5,7 +6,9 @@ import { announceLedger } from "../ledger/bus";
 import { appendLedgerEvents } from "../ledger/events";
 import { readVerdictCached } from "../verdict/cache";
 import { workspaceRootsFor } from "../verdict/roots";
-import { deriveNotifications, verdictFailedNotification, type Derivation, type LedgerRow } from "./derive";
+import { deriveNotifications, type Derivation } from "./derive";
+import type { LedgerRow } from "./ledger-row";
+import { verdictFailedNotification } from "./messages";
 import { NOTIFICATION_EVENT_INFO, RATE_LIMIT_WINDOW_MS, type NotificationEvent, type WebhookFormat } from "./events";
 import { startPollingLoop, type PollingLoop } from "./loop";
 import { renderBody, type Notification } from "./payload";
