@@ -90,3 +90,17 @@ export const ingestResultDto = z.object({
   duplicate: z.boolean(),
   active: z.boolean(),
 });
+
+/** What changed between two versions of a thread: risks, next action, files. */
+export const versionDiffDto = z.object({
+  risks_added: z.array(z.object({ severity: z.enum(SEVERITIES), detail: z.string() })),
+  risks_removed: z.array(z.object({ severity: z.enum(SEVERITIES), detail: z.string() })),
+  risks_severity_changed: z.array(
+    z.object({ detail: z.string(), before: z.enum(SEVERITIES), after: z.enum(SEVERITIES) }),
+  ),
+  next_action: z.object({ before: z.string().nullable(), after: z.string().nullable(), changed: z.boolean() }),
+  files_added: z.array(z.string()),
+  files_removed: z.array(z.string()),
+  files_kept: z.array(z.string()),
+});
+export type VersionDiffDto = z.infer<typeof versionDiffDto>;
