@@ -108,7 +108,7 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { 
 /**
  * Runs statements for the hot paths (ingest, token checks). On SQLite they go
  * straight to the adapter's own connection, skipping Prisma's per-query
- * overhead (about 0.2 ms a statement; docs/decisions/003). Writes must run
+ * overhead (about 0.2 ms a statement; docs/decisions/003-raw-sql-on-the-ingest-path.md). Writes must run
  * inside `inTransaction`, whose BEGIN they then share.
  */
 export interface SqlExecutor {
