@@ -13,7 +13,7 @@ import { startTestReceiver, type ReceivedRequest, type TestReceiver } from "./te
 import { createWebhook, deleteWebhook } from "./webhooks";
 
 /**
- * The integration test of issue 5: a real local HTTP receiver, the real
+ * The webhooks' integration test: a real local HTTP receiver, the real
  * notifier and delivery worker on a real database file.
  */
 freshDatabaseForThisFile();
