@@ -74,18 +74,10 @@ export async function ledgerFeedReady(options: { caughtUp?: boolean } = {}): Pro
 }
 
 /**
- * Subscribes to the ledger. With `afterSeq` a number, first replays (through
- * `onEvents`) the events after it, then delivers new ones as they are
- * committed, each exactly once and in seq order. When more than
- * MAX_REPLAY_EVENTS were missed, or `afterSeq` is beyond this ledger, calls
- * `onReset(seq)` instead: the caller must refetch everything and will get the
- * events after `seq`. Callers that pass a seq should pass `onReset`.
- * With `afterSeq` null, only events committed from now on are delivered.
- *
- * The replay (and a reset) happen synchronously, before this returns; right
- * after it returns, `ledgerFeedStatus().seq` is the seq the subscriber is at.
- * Throws when the database cannot be read. Returns the unsubscribe function
- * (idempotent); the last one out stops the feed.
+ * Subscribes to the ledger: replays the events after `afterSeq` (or, past MAX_REPLAY_EVENTS
+ * or beyond this ledger, calls `onReset(seq)`: refetch everything), then delivers each new
+ * event once, in seq order. `afterSeq` null: from now on. The replay runs before this
+ * returns. Returns the unsubscribe function (docs/decisions/010-live-updates.md).
  */
 export function subscribeLedger(
   afterSeq: number | null,

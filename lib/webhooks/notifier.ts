@@ -15,12 +15,8 @@ import { renderBody, type Notification } from "./payload";
 import { subscribedEvents, type WebhookRow } from "./webhooks";
 
 /**
- * The notifier: follows the ledger from a persisted cursor and turns events
- * into deliveries in the outbox (WebhookDelivery). The deliveries of a batch of
- * events, their risk_regressed events and the cursor's advance are written in
- * ONE transaction, and only if the cursor is still where this step read it: a
- * restart, or a second instance on the same database, never enqueues twice or
- * skips an event (docs/decisions/018-webhooks.md).
+ * The notifier: follows the ledger from a persisted cursor, enqueueing each step's deliveries
+ * with the cursor's advance in one transaction (docs/decisions/018-webhooks.md, 2).
  */
 
 export const NOTIFIER_CURSOR = "webhooks";
