@@ -5,17 +5,17 @@ import nextTs from "eslint-config-next/typescript";
  * The architecture's dependency rules, enforced by `npm run lint` (lib/lint-rules.test.ts
  * proves a forbidden import fails). Each is a regular expression over the import's text.
  */
-const DATABASE = String.raw`(^|/)(db|db-errors|sql)$|/generated/|/migrate/|^@prisma/|^(pg|better-sqlite3)$`;
+const DATABASE = String.raw`(^|/)(db|db-[a-z]+|sql)$|/generated/|/migrate/|^@prisma/|^(pg|better-sqlite3)$`;
 const HTTP = String.raw`(^|/)http/|^next($|/)`;
 const UI = String.raw`^react($|-dom|/)|^@tanstack/|(^|/)components/|^@/app/|(^|/)app/`;
 /** Modules that touch the database, the file system, secrets or Node-only APIs. */
 const SERVER = [
   DATABASE,
   String.raw`^node:|^(fs|path|child_process|crypto|os|net|http|https|dns)$|^chokidar$|^@node-rs/`,
-  String.raw`(^|/)(config|ingest/.*|watch/.*|writeback/.*|fs/.*|ledger/(events|queries|bus|consistency)|live/(ledger-feed|ledger-stream|postgresql-feed))$`,
+  String.raw`(^|/)(config|ingest/.*|watch/.*|writeback/.*|fs/.*|ledger/(events|queries|bus|consistency)|live/(ledger-feed|ledger-stream|postgresql-feed|sqlite-feed|feed-shared))$`,
   String.raw`(^|/)auth/(sessions|tokens|users|passwords|person|page-person|read-access|reader-checks)$`,
   String.raw`(^|/)http/(respond|route|body|rate-limit|session-response|query)$`,
-  String.raw`(^|/)(board/board|threads/queries|risks/(queries|triage|active-risks)|timeline/(feed|lanes|queries)|lessons/(queries|backfill)|human/(actions|inbox|wait)|verdict/(read|cache|roots)|webhooks/(deliver|notifier|webhooks|start|derive|loop|targets)|watchdog/[a-z-]+)$`,
+  String.raw`(^|/)(board/board|threads/queries|risks/(queries|triage|active-risks)|timeline/(feed|lanes|queries)|lessons/(queries|backfill)|human/(actions|inbox|wait)|verdict/(read|cache|roots)|webhooks/(deliver|notifier|webhooks|start|derive|regressions|loop|targets)|watchdog/[a-z-]+)$`,
 ].join("|");
 
 const LIB_UP = { regex: String.raw`(^|/)components/|^@/app/|^(\.\./)+app/`, message: "Nothing in lib/ imports app/ or components/." };

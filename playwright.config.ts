@@ -1,3 +1,5 @@
+// Specs import lib/ server modules: first, let `server-only` resolve as on the server.
+import "./bin/server-only.js";
 import { defineConfig } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./e2e/support/chromium";
 import { ADMIN_STATE } from "./e2e/support/people";
@@ -44,7 +46,7 @@ export default defineConfig({
     },
   ],
   webServer: {
-    command: "tsx e2e/support/serve.ts",
+    command: "tsx --conditions=react-server e2e/support/serve.ts",
     url: `http://127.0.0.1:${E2E_PORT}/api/v1/health`,
     reuseExistingServer: false,
     timeout: 120_000,

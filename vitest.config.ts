@@ -64,5 +64,12 @@ export default defineConfig({
     expect: { poll: { timeout: 10_000 } },
     hookTimeout: 60_000,
   },
-  resolve: { alias: { "@": new URL("./", import.meta.url).pathname } },
+  resolve: {
+    alias: {
+      "@": new URL("./", import.meta.url).pathname,
+      // Tests are server code: `server-only` resolves as in Next's server layer, to its
+      // empty module (docs/decisions/039-server-only-modules.md).
+      "server-only": new URL("./node_modules/server-only/empty.js", import.meta.url).pathname,
+    },
+  },
 });

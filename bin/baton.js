@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `baton` command: a thin shell over lib/, run through tsx so lib/ stays TypeScript.
+import "./server-only.js";
 import { register } from "tsx/esm/api";
 
 register();

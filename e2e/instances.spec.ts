@@ -17,7 +17,7 @@ import { batonCli, freePort } from "./support/own-server";
 import { startTestReceiver, type TestReceiver } from "../lib/webhooks/test-receiver";
 
 /**
- * Two Baton instances on one PostgreSQL database (docs/decisions/023): what one
+ * Two Baton instances on one PostgreSQL database (docs/decisions/023-postgresql.md): what one
  * instance ingests shows live on the other's board; the same packet, the same
  * human action and the versions of one thread raced through both give the
  * answers and the rows one instance would; scheduled work (stale checks,

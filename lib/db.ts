@@ -1,11 +1,9 @@
-import { mkdirSync } from "node:fs";
-import path from "node:path";
-import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import type { IsolationLevel, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
+import "server-only";
 import type BetterSqlite3 from "better-sqlite3";
-import type pg from "pg";
-import { PrismaClient, type Prisma } from "./generated/prisma/client";
-import { config, isPostgresqlUrl, sqliteFilePath } from "./config";
+import type { PrismaClient, Prisma } from "./generated/prisma/client";
+import { config, isPostgresqlUrl } from "./config";
+import { openPostgresql } from "./db-postgresql";
+import { openSqlite } from "./db-sqlite";
 import { connectionLostError, isBusyError, isConnectionLost } from "./db-errors";
 import { BatonError } from "./errors";
 import { processSlot } from "./singleton";
@@ -27,117 +25,13 @@ interface DbHolder {
 // One client per process (lib/singleton.ts): dev hot reloads and route bundles reuse it.
 const processDb = processSlot<DbHolder>("Db");
 
-/**
- * How long SQLite itself may wait for another process's lock. better-sqlite3 waits
- * on the main thread, freezing every request of the process meanwhile (5 s stalls
- * were measured), so it gets a moment only; the rest of BATON_SQLITE_BUSY_TIMEOUT_MS
- * is waited asynchronously by inTransaction.
- */
-const SQLITE_LOCK_WAIT_MS = 20;
-
-async function openSqlite(url: string, opened: DbHolder): Promise<PrismaClient> {
-  const file = sqliteFilePath(url);
-  mkdirSync(path.dirname(file), { recursive: true });
-  const timeout = Math.min(SQLITE_LOCK_WAIT_MS, config().BATON_SQLITE_BUSY_TIMEOUT_MS);
-  const factory = new PrismaBetterSQLite3({ url: `file:${file}`, timeout });
-  // Keep a hand on the adapter's connection: the adapter makes exactly one per client.
-  const adapter: SqlDriverAdapterFactory = {
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    connect: async () => {
-      const connected = await factory.connect();
-      opened.connection = (connected as unknown as { client: BetterSqlite3.Database }).client;
-      return connected;
-    },
-  };
-  const client = new PrismaClient({ adapter });
-  // Per-connection settings: the adapter keeps one connection for the process.
-  await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
-  await client.$executeRawUnsafe("PRAGMA synchronous = FULL");
-  await client.$executeRawUnsafe("PRAGMA foreign_keys = ON");
-  return client;
-}
-
-/** Connections per instance; PostgreSQL's default max_connections (100) fits several instances. */
-export const POSTGRESQL_POOL_SIZE = 10;
-
-/**
- * Prisma ends an interactive transaction by sending COMMIT or ROLLBACK and only
- * then asks the adapter to give the connection back to the pool. When that
- * statement fails (the connection was terminated: a database restart, an
- * administrator's pg_terminate_backend), it never asks, and the pool has lost
- * that connection for good: after POSTGRESQL_POOL_SIZE of them every query of
- * the instance waits forever. So a failed COMMIT or ROLLBACK gives it back here;
- * the pool drops a connection that can no longer be queried (a healthy one, whose
- * failed COMMIT ended the transaction, is reused). Giving back happens once.
- */
-export function releaseOnFailedEnd(transaction: Transaction): Transaction {
-  let released = false;
-  const once = (end: () => Promise<void>) => async () => {
-    if (released) return;
-    released = true;
-    await end();
-  };
-  const commit = once(transaction.commit.bind(transaction));
-  const rollback = once(transaction.rollback.bind(transaction));
-  const executeRaw = transaction.executeRaw.bind(transaction);
-  return Object.assign(transaction, {
-    commit,
-    rollback,
-    async executeRaw(query: SqlQuery): Promise<number> {
-      try {
-        return await executeRaw(query);
-      } catch (error) {
-        if (/^\s*(COMMIT|ROLLBACK)\s*$/i.test(query.sql)) await rollback().catch(() => undefined);
-        throw error;
-      }
-    },
-  });
-}
-
-/**
- * node-postgres reports a connection's failure as an 'error' event when no query
- * runs on it, and an 'error' event nobody hears is an uncaught exception. The pool
- * listens while a connection is idle, the adapter while a transaction holds it,
- * but nobody between the two: when a new connection's "ready" and its termination
- * arrive in one read (a restart cutting connections being made), the pool has just
- * handed it out and its taker listens only later. So every connection gets a
- * listener for its whole life; whoever uses it next fails, and the pool drops it.
- */
-export function listenOnEveryConnection(pool: pg.Pool): void {
-  pool.on("connect", (client) => client.on("error", () => undefined));
-}
-
-async function openPostgresql(url: string): Promise<PrismaClient> {
-  // Loaded only on PostgreSQL: a client generated from prisma/postgresql/schema.prisma,
-  // the same models as the SQLite one (lib/migrate/schema-source.ts), so the same type.
-  const [{ PrismaPg }, generated] = await Promise.all([
-    import("@prisma/adapter-pg"),
-    import("./generated/prisma-postgresql/client"),
-  ]);
-  const factory = new PrismaPg({ connectionString: url, max: POSTGRESQL_POOL_SIZE });
-  const adapter: SqlDriverAdapterFactory = {
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    connect: async () => {
-      const connected = await factory.connect();
-      listenOnEveryConnection(connected.underlyingDriver());
-      const startTransaction = connected.startTransaction.bind(connected);
-      return Object.assign(connected, {
-        startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),
-      });
-    },
-  };
-  return new generated.PrismaClient({ adapter }) as unknown as PrismaClient;
-}
-
 /** The only Prisma client. */
 export function database(): Promise<PrismaClient> {
   const url = config().DATABASE_URL;
   if (processDb.value?.url !== url) {
     const dialect: Dialect = isPostgresqlUrl(url) ? "postgresql" : "sqlite";
     const opened: DbHolder = { url, dialect, client: Promise.resolve(null as unknown as PrismaClient) };
-    opened.client = dialect === "postgresql" ? openPostgresql(url) : openSqlite(url, opened);
+    opened.client = dialect === "postgresql" ? openPostgresql(url) : openSqlite(url, (connection) => (opened.connection = connection));
     processDb.value = opened;
   }
   return processDb.value.client;
@@ -162,27 +56,6 @@ export function isUniqueViolation(error: unknown): boolean {
 
 export { isBusyError, isConnectionLost };
 
-/**
- * Runs `work` in one transaction, retrying while another process holds the
- * write lock, for up to BATON_SQLITE_BUSY_TIMEOUT_MS; past that, a 503 the
- * client may retry. The waits are timers, so the process keeps serving meanwhile.
- * Every write goes through here: the SQLite adapter has one connection per
- * process, so a write outside a transaction joins whichever transaction is
- * open, and is rolled back with it.
- *
- * On PostgreSQL every write transaction first takes one advisory lock, held to
- * its commit (docs/decisions/023): writers run one at a time, as they do on
- * SQLite, so every rule written for SQLite (read, decide, write) holds across
- * instances, and ledger seqs become visible in the order they were taken, which
- * the live feed and the webhook notifier's cursor rely on. Serialization
- * failures and deadlocks are retried like SQLite's busy errors.
- *
- * A lost PostgreSQL connection (a database restart, a terminated backend) is
- * retried too while `work` had not finished: the transaction never reached its
- * COMMIT, so nothing of it was kept, and the pool connects afresh. Lost during
- * the COMMIT, it may have committed: not run again, but answered 503 (a retried
- * packet is then a duplicate, a retried human action a conflict).
- */
 const BUSY_RETRY_MAX_WAIT_MS = 250;
 /** The advisory lock key of Baton's writers ("baton-w" in ASCII). */
 export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
@@ -190,6 +63,11 @@ export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
 /** How long one transaction may run; bulk seeding (tests, the demo) may ask for longer. */
 const TRANSACTION_TIMEOUT_MS = 20_000;
 
+/**
+ * Runs `work` in one transaction, retrying a busy database or a connection lost before
+ * COMMIT until BATON_SQLITE_BUSY_TIMEOUT_MS, then 503. Every write goes through here; on
+ * PostgreSQL it first takes the writers' advisory lock (docs/decisions/023-postgresql.md, 6).
+ */
 export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { timeoutMs?: number } = {}): Promise<T> {
   const db = await database();
   const serialised =
@@ -230,7 +108,7 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { 
 /**
  * Runs statements for the hot paths (ingest, token checks). On SQLite they go
  * straight to the adapter's own connection, skipping Prisma's per-query
- * overhead (about 0.2 ms a statement; docs/decisions/003). Writes must run
+ * overhead (about 0.2 ms a statement; docs/decisions/003-raw-sql-on-the-ingest-path.md). Writes must run
  * inside `inTransaction`, whose BEGIN they then share.
  */
 export interface SqlExecutor {

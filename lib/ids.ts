@@ -1,3 +1,4 @@
+import "server-only";
 import { randomBytes } from "node:crypto";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower case

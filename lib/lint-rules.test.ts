@@ -19,6 +19,7 @@ describe("architecture rules in npm run lint", () => {
     ["lib/redact/new-rule.ts", 'import { useState } from "react";\nexport const x = useState;\n', /contract/],
     ["components/board/new-card.tsx", 'import { loadBoard } from "@/lib/board/board";\nexport const x = loadBoard;\n', /Components and browser hooks/],
     ["components/thread/new-list.tsx", 'import { appendLedgerEvents } from "@/lib/ledger/events";\nexport const x = appendLedgerEvents;\n', /Components and browser hooks/],
+    ["components/admin/new-panel.tsx", 'import { POSTGRESQL_POOL_SIZE } from "@/lib/db-postgresql";\nexport const x = POSTGRESQL_POOL_SIZE;\n', /Components and browser hooks/],
     ["lib/live/use-new-hook.ts", 'import { readFile } from "node:fs/promises";\nexport const x = readFile;\n', /Components and browser hooks/],
     ["lib/ingest/new-step.ts", 'import { jsonResponse } from "../http/respond";\nexport const x = jsonResponse;\n', /Ingest imports no HTTP layer/],
     ["lib/board/new-thing.ts", 'import { BoardView } from "@/components/board/board-view";\nexport const x = BoardView;\n', /Nothing in lib\/ imports app\/ or components\//],

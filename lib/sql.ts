@@ -1,3 +1,4 @@
+import "server-only";
 import type { Dialect, SqlExecutor } from "./db";
 import { Prisma } from "./generated/prisma/client";
 

@@ -15,7 +15,7 @@ import { migrateDatabase } from "../lib/migrate/index";
  * the board of THREADS active threads (about 2 KB and 3 risks each, some with questions),
  * loaded ROUNDS times after warm-ups, against boardDto.safeParse of the same answer.
  *
- *   npx tsx scripts/route-output-cost.ts        (THREADS=1000 ROUNDS=20 by default)
+ *   npx tsx --conditions=react-server scripts/route-output-cost.ts        (THREADS=1000 ROUNDS=20 by default)
  *
  * A fresh SQLite database in a temp folder; removed at the end.
  */

@@ -3,7 +3,7 @@
  * commit), in this process, straight into DATABASE_URL: no HTTP in between.
  * bench/board.ts runs it (see seeding.ts) with one SeedRequest as JSON in argv[2]:
  *
- *   DATABASE_URL=file:/tmp/x/baton.db tsx bench/lib/seed-board.ts '{"plan":{...},"from":0,"to":20,"chunk":256}'
+ *   DATABASE_URL=file:/tmp/x/baton.db tsx --conditions=react-server bench/lib/seed-board.ts '{"plan":{...},"from":0,"to":20,"chunk":256}'
  *
  * Progress goes to stderr; the last stdout line is `SEED_RESULT <SeedSummary JSON>`.
  *

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { SEED_RESULT_PREFIX, type SeedRequest, type SeedSummary } from "./board-packets";
-import { ROOT, SetupError, TSX } from "./server";
+import { ROOT, SERVER_CONDITION, SetupError, TSX } from "./server";
 
 const SEED_SCRIPT = path.join(ROOT, "bench", "lib", "seed-board.ts");
 /** A bound on one seeding run: far above the minutes 200,000 packets take on 2 cores. */
@@ -15,7 +15,7 @@ const SEED_TIMEOUT_MS = 60 * 60_000;
 export function seedBoard(request: SeedRequest, databaseUrl: string, signal: AbortSignal): Promise<SeedSummary> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new Error("interrupted"));
-    const child = spawn(TSX, [SEED_SCRIPT, JSON.stringify(request)], {
+    const child = spawn(TSX, [SERVER_CONDITION, SEED_SCRIPT, JSON.stringify(request)], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: "production" },
       stdio: ["ignore", "pipe", "inherit"],

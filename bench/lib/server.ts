@@ -14,6 +14,8 @@ import { createOwnDatabase, databaseName, type OwnDatabase } from "./postgresql"
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const DIST_DIR = ".next-bench";
 export const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
+/** What lib/ needs to load outside Next (docs/decisions/039-server-only-modules.md). */
+export const SERVER_CONDITION = "--conditions=react-server";
 const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
@@ -121,7 +123,7 @@ export async function cleanUpDatabase(database: BenchDatabase): Promise<void> {
 }
 
 export function migrate(url: string): string {
-  return run(TSX, ["scripts/migrate.ts"], { ...process.env, DATABASE_URL: url }, "migration").trim();
+  return run(TSX, [SERVER_CONDITION, "scripts/migrate.ts"], { ...process.env, DATABASE_URL: url }, "migration").trim();
 }
 
 /** An API token with `scope` (packets:write unless told), created with the CLI. */

@@ -1,5 +1,5 @@
 import type { ThreadDetailDto } from "@/lib/threads/dto";
-import type { VersionDiffDto } from "@/lib/threads/diff";
+import type { VersionDiffDto } from "@/lib/threads/dto";
 import { SeverityBadge } from "@/components/threads/severity-badge";
 import { Section } from "./section";
 

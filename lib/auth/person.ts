@@ -1,3 +1,4 @@
+import "server-only";
 import { BatonError } from "../errors";
 import { hasRole, type Person, type Role } from "./roles";
 import { personOfSession, SESSION_COOKIE } from "./sessions";

@@ -1,3 +1,4 @@
+import "server-only";
 import { authenticateBearer, type AuthenticatedToken } from "./tokens";
 import { BatonError } from "../errors";
 import { admitTokenRequest } from "../http/rate-limit";

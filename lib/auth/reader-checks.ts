@@ -1,3 +1,4 @@
+import "server-only";
 import { sqlExecutor } from "../db";
 import { BatonError } from "../errors";
 import { Prisma } from "../generated/prisma/client";
@@ -9,20 +10,8 @@ import { singleton } from "../singleton";
 import { inChunks } from "../sql";
 
 /**
- * Readers that stay (docs/decisions/026-reader-rechecks.md): a live stream
- * (lib/live/ledger-stream.ts) and a waiting read (lib/human/wait.ts) are
- * authorised when they open, then keep going for minutes or hours. Each one
- * holds its reader's identity here, which:
- *
- * - caps how many of each one reader (an API token, or a person's session) may
- *   hold in this process, so that one reader cannot take the whole process's
- *   share (429 `rate_limited`, checked before the per-process caps);
- * - checks every identity again every RECHECK_INTERVAL_MS, with at most one
- *   statement for all tokens and one for all sessions, however many streams
- *   and waits each holds: a revoked token, a token without packets:read, an
- *   ended, expired or idle session, or a disabled person ends every hold of
- *   that reader within about 2 s (well under 5 s), with the error its next
- *   request would get (401, or 403 for a lost scope or role).
+ * Readers that stay (a live stream, a waiting read): capped per reader, and every identity
+ * re-checked every RECHECK_INTERVAL_MS in one statement per kind (docs/decisions/026-reader-rechecks.md).
  */
 
 /** How often held identities are checked again; a revoked reader is cut off within this plus one query. */

@@ -1,3 +1,4 @@
+import "server-only";
 import { createHash, randomBytes } from "node:crypto";
 import { database, inTransaction } from "../db";
 import { BatonError } from "../errors";

@@ -1,3 +1,4 @@
+import "server-only";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { BatonError } from "../errors";
 import { CLIENT_ADDRESS_HEADER } from "../http/client-address";
@@ -5,12 +6,8 @@ import { isLoopbackAddress, isLoopbackHost, namedHosts } from "../http/hosts";
 import { processSlot } from "../singleton";
 
 /**
- * First-run setup from another machine needs a one-time code (decision 030).
- * The server makes it at start when nobody has an account (instrumentation.ts)
- * and prints it once; only its SHA-256 is kept, in this process's memory, on
- * globalThis because Next bundles lib/ into instrumentation and each route
- * apart. Several instances each print their own code: any one of them works on
- * the instance that printed it, and the first admin created closes setup on all.
+ * The one-time first-run setup code; only its SHA-256 is kept, in this process's memory
+ * (docs/decisions/030-setup-hosts-timeouts.md).
  */
 const setupCode = processSlot<Buffer | null>("SetupCode");
 

@@ -1,23 +1,12 @@
+import "server-only";
 import { config } from "../config";
 import { BatonError } from "../errors";
 import { TokenBucketLimiter } from "../http/rate-limit";
 import { processSlot } from "../singleton";
 
 /**
- * Sign-in throttling (decision 029), held in this process's memory:
- *
- * 1. per (client address, username): the first FREE_FAILURES failures cost
- *    nothing; each further one makes that pair wait, 1 s doubling up to 15 min.
- *    A success resets the pair. Failures from elsewhere never hold anyone back:
- *    there is no per-account lock.
- * 2. per client address, across usernames: a token bucket of `perAddress`
- *    attempts a minute (bursts as large);
- * 3. for the whole process: a token bucket of `global` attempts a minute.
- *
- * A refused attempt is 429 `rate_limited` with Retry-After, before any password
- * is checked (no Argon2 work); nothing in it depends on whether the username
- * exists. Attempts count as failures when they start, so guesses sent at once
- * count one each.
+ * Sign-in throttling in this process's memory: per address and username with backoff, per
+ * address, per process; refused before any password is checked (docs/decisions/029-sign-in-throttling.md).
  */
 
 export interface SignInThrottleSettings {

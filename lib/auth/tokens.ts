@@ -1,3 +1,4 @@
+import "server-only";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { database, inTransaction, sqlExecutor } from "../db";
 import { BatonError } from "../errors";

@@ -1,3 +1,4 @@
+import "server-only";
 import { z } from "zod";
 import { database, inTransaction, type Tx } from "../db";
 import { BatonError } from "../errors";

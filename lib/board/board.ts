@@ -1,3 +1,4 @@
+import "server-only";
 import { config } from "../config";
 import { database } from "../db";
 import { inChunks } from "../sql";

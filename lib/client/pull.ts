@@ -1,3 +1,4 @@
+import "server-only";
 import { pushTargetFromEnv, type PushTarget } from "./push";
 
 /** The HTTP client `baton pull` reads a thread's merged handoff packet with. */

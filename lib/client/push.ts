@@ -1,3 +1,4 @@
+import "server-only";
 import { readFile } from "node:fs/promises";
 
 /** The HTTP client `baton push` (and `baton generate --push`) send packets with. */

@@ -1,3 +1,4 @@
+import "server-only";
 import { ingestPacket } from "../ingest/ingest";
 
 /**

@@ -1,3 +1,4 @@
+import "server-only";
 import { randomBytes } from "node:crypto";
 import { open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";

@@ -1,3 +1,4 @@
+import "server-only";
 import path from "node:path";
 
 /** Whether `child` is `parent` or lies below it (both absolute, symlinks already resolved). */

@@ -1,3 +1,4 @@
+import "server-only";
 import { constants } from "node:fs";
 import { lstat, open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import path from "node:path";

@@ -1,3 +1,4 @@
+import "server-only";
 import type { z } from "zod";
 import { parseInput } from "../parse-input";
 import { BatonError } from "../errors";

@@ -1,3 +1,4 @@
+import "server-only";
 import type { AuthenticatedToken } from "../auth/tokens";
 import { config } from "../config";
 import { BatonError } from "../errors";
@@ -12,7 +13,7 @@ import { processSlot } from "../singleton";
  * bucket holds a request again.
  *
  * With several instances each has its own buckets, so a token may send up to
- * the limit to each of them (shared limits come with PostgreSQL, issue 7).
+ * the limit to each of them (docs/decisions/021-per-token-rate-limits.md).
  * People (session cookies) are never limited here; only API tokens.
  */
 

@@ -1,3 +1,4 @@
+import "server-only";
 import type { z } from "zod";
 import { assertSameOrigin, requirePerson } from "../auth/person";
 import type { Person, Role } from "../auth/roles";

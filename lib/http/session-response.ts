@@ -1,3 +1,4 @@
+import "server-only";
 import type { StartedSession } from "../auth/sessions";
 import { sessionCookie } from "../auth/sessions";
 import { servedOverHttps } from "../auth/person";

@@ -1,3 +1,4 @@
+import "server-only";
 import { z } from "zod";
 import { inTransaction, isUniqueViolation, type Tx } from "../db";
 import { BatonError } from "../errors";

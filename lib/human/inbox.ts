@@ -1,3 +1,4 @@
+import "server-only";
 import { database } from "../db";
 import { inboxDto, type InboxDto, type QuestionGroupDto } from "./inbox-dto";
 import { answeredQuestionIds, latestHumanRevision, sameQuestionKey, sectionOf } from "./section";

@@ -1,3 +1,4 @@
+import "server-only";
 import { holdReader, type ReaderHold, type ReaderIdentity } from "../auth/reader-checks";
 import { BatonError } from "../errors";
 import type { LedgerEventDto, LedgerKind } from "../ledger/events";
@@ -7,22 +8,8 @@ import type { HumanSection } from "./section";
 import { singleton } from "../singleton";
 
 /**
- * The waiting read of a thread's merged handoff (docs/decisions/019-waiting-read.md):
- * `GET /api/v1/threads/{key}/handoff?wait=<s>&after=<revision>` answers as soon as a
- * person acts, without polling the database per waiter.
- *
- * Waiters register in one in-process registry, grouped by thread. The registry
- * holds ONE subscription to the ledger feed (lib/live/ledger-feed.ts) while
- * anybody waits: the feed announces this process's writes at once and other
- * processes' writes within its one-per-process poll. An event of a waited-on
- * thread that may change its handoff makes that thread's group read the
- * handoff once, for all of its waiters; each waiter then decides for itself
- * whether that is news. Nothing else is read while they wait, but for the
- * check of who waits: a waiter given its `reader` holds it in
- * lib/auth/reader-checks.ts, which caps the waits of one reader (429 before the
- * per-process 503) and, checking every 2 s for all readers at once, ends the
- * waits of a revoked token, an ended session or a disabled person with the
- * 401 or 403 their next request would get.
+ * The waiting read of a thread's merged handoff: one registry of waiters grouped by thread,
+ * one ledger-feed subscription, one read per group (docs/decisions/019-waiting-read.md).
  */
 
 /** The longest a request may wait (5 minutes). */

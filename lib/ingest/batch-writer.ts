@@ -1,3 +1,4 @@
+import "server-only";
 import { inTransaction, isUniqueViolation } from "../db";
 import { BatonError } from "../errors";
 import { announceLedger } from "../ledger/bus";
@@ -9,7 +10,7 @@ import { singleton } from "../singleton";
  * Group commit: packets that arrive while a write transaction is running wait
  * and are stored together in the next one. With synchronous=FULL each commit
  * waits for the disk; sharing it keeps one acknowledged packet one durable
- * write without paying that wait per packet (docs/decisions/008).
+ * write without paying that wait per packet (docs/decisions/008-group-commit.md).
  */
 const MAX_BATCH = 64;
 /** How long a batch may wait for packets whose requests are still being read. */

@@ -1,3 +1,4 @@
+import "server-only";
 import { canonicalJson, sha256Hex } from "../packet/canonical-json";
 import { preparePacket } from "../packet/prepare";
 import { inTransaction } from "../db";

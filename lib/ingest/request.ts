@@ -1,3 +1,4 @@
+import "server-only";
 import { BatonError } from "../errors";
 import { assertJsonDepth, parseJsonText } from "../packet/validate";
 import { BATCH_MAX_BYTES, BATCH_MAX_PACKETS, JSON_MAX_DEPTH, PACKET_MAX_BYTES } from "../packet/schema";

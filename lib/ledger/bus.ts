@@ -1,3 +1,4 @@
+import "server-only";
 import { EventEmitter } from "node:events";
 import { singleton } from "../singleton";
 

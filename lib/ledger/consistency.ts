@@ -1,27 +1,11 @@
+import "server-only";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import { isNewer, type OrderKey } from "../ingest/ordering";
 
 /**
- * A read-only check that the stored ledger holds together: what a crash (or a
- * bug) could leave half-done if a multi-row write were not one transaction.
- * Run against a SQLite file, in one read snapshot, while a server may be
- * writing: the crash-safety spec runs it after every SIGKILL and restart, and an
- * operator can run it after an incident (`baton ledger check`).
- *
- * What "consistent" means here (decisions 002 and 008; lib/ingest/store-batch.ts):
- * - SQLite's own `integrity_check` is "ok" and no foreign key dangles;
- * - every stored version has exactly one packet_received event, and every event
- *   naming a version names a stored one, of the same thread;
- * - every version has all its child rows: one Risk per open risk, one
- *   AgentQuestion per question (and questionCount says so), one FailedAttempt per
- *   failed attempt, on the version's thread;
- * - every thread has versions, and its active version is its newest by the
- *   contract's ordering, with the thread's copy of its ordering key and labels;
- * - the ledger agrees with the threads: the last version that arrived as active
- *   is the active one, each later one superseded one earlier, and the archived
- *   flag follows the last archive/reopen event;
- * - an Idempotency-Key names a stored version.
+ * A read-only check that the stored ledger holds together, for the crash-safety spec and
+ * `baton ledger check` (what it checks: docs/decisions/002-immutable-versions-and-ledger.md).
  */
 
 export type ProblemKind =

@@ -1,3 +1,4 @@
+import "server-only";
 import { sqlExecutor, type Tx } from "../db";
 import { insertRows } from "../sql";
 import { announceLedger } from "./bus";

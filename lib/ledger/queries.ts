@@ -1,3 +1,4 @@
+import "server-only";
 import { database } from "../db";
 import { toLedgerEventDto, type LedgerEventDto, type LedgerKind } from "./events";
 

@@ -1,3 +1,4 @@
+import "server-only";
 import { databaseDialect, inTransaction, sqlExecutor, type SqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { canonicalPacketSchema } from "../packet/canonical";

@@ -1,3 +1,4 @@
+import "server-only";
 import { newId } from "../ids";
 import type { CanonicalPacket } from "../packet/canonical";
 import { failureFingerprint } from "./fingerprint";

@@ -1,3 +1,4 @@
+import "server-only";
 import { sha256Hex } from "../packet/canonical-json";
 import { normaliseRiskDetail } from "../packet/fingerprint";
 

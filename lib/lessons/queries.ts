@@ -1,3 +1,4 @@
+import "server-only";
 import { databaseDialect, sqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { dialectSql } from "../sql";

@@ -5,7 +5,8 @@ import { ingestPacket, type IngestSource } from "../ingest/ingest";
 import type { LedgerEventDto } from "../ledger/events";
 import { testsRunOnPostgresql } from "../testing/postgresql";
 import { useTempDatabase } from "../testing/temp-database";
-import { FEED_POLL_INTERVAL_MS, ledgerFeedStatus, MAX_REPLAY_EVENTS, subscribeLedger } from "./ledger-feed";
+import { FEED_POLL_INTERVAL_MS, MAX_REPLAY_EVENTS } from "./feed-shared";
+import { ledgerFeedStatus, subscribeLedger } from "./ledger-feed";
 
 let temp: Awaited<ReturnType<typeof useTempDatabase>>;
 /** A second connection to the same file: what another process (the CLI, a second instance) would write with. */

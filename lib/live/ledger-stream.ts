@@ -1,3 +1,4 @@
+import "server-only";
 import { z } from "zod";
 import { BatonError } from "../errors";
 import { errorResponse } from "../http/respond";
@@ -8,26 +9,8 @@ import { holdReader, readerIdentity, type ReaderHold } from "../auth/reader-chec
 import { singleton } from "../singleton";
 
 /**
- * GET /api/v1/stream: server-sent events of the ledger.
- *
- *   retry: 2000                      first, the reconnect delay for EventSource clients
- *   id: <seq> / event: ledger / data: <ledger event DTO as JSON>   one per event, in seq order
- *   id: <seq> / event: reset / data: {"seq": <seq>}   the client missed too much (or its seq is
- *                                    unknown here): refetch everything; events after <seq> follow
- *   id: <seq> / event: ready / data: {"seq": <seq>}   after the catch-up: the stream is live from
- *                                    <seq>; a client that reconnects with it misses nothing
- *   : keep-alive                     a comment every 15 s
- *   : <code>: <message>              last, when the reader lost its access: the token was
- *                                    revoked, the session ended, the person was disabled (checked
- *                                    every 2 s, lib/auth/reader-checks.ts); the stream then ends,
- *                                    and the client's reconnect gets that 401 or 403
- *
- * One reader (a token, a session) may hold MAX_STREAMS_PER_READER streams per
- * process, then 429; the process, MAX_STREAMS_PER_PROCESS, then 503.
- *
- * The cursor: the `Last-Event-ID` header (an EventSource's own reconnect sends
- * it, and it is newer than the URL it reconnects to), else `?after=<seq>`.
- * Neither: only what happens from now on.
+ * GET /api/v1/stream: server-sent events of the ledger, resumed from `Last-Event-ID`, else
+ * `?after=`; its frames and limits are in docs/http-api.md#the-live-stream.
  */
 
 export const MAX_STREAMS_PER_PROCESS = 1_000;

@@ -1,27 +1,10 @@
+import "server-only";
 import pg from "pg";
 import { ANNOUNCE_CHANNEL } from "../migrate/schema-source";
 import { announceLedger, onLedger } from "../ledger/bus";
 import type { LedgerEventDto } from "../ledger/events";
 
-/**
- * The ledger feed on PostgreSQL (lib/live/ledger-feed.ts is its SQLite twin and
- * the API both share). Each instance keeps ONE connection that LISTENs on
- * `baton_ledger`, which a trigger notifies at the commit of every transaction
- * that appended ledger events (lib/migrate/schema-source.ts, @announced). On a
- * notification, on this process's own writes (the in-process bus) and every
- * few seconds as a safety net, it reads the events past the highest seq it has
- * published and hands them to the subscribers.
- *
- * Why reading `seq > N` misses nothing: every write transaction holds one
- * advisory lock from before its first insert to its commit (lib/db.ts), so seqs
- * become visible in the order they were taken.
- *
- * The last MAX_REPLAY_EVENTS events stay in memory, so that a new subscriber's
- * replay is synchronous (as on SQLite): no gap and no duplicate between its
- * replay and its live delivery. When the connection drops (a database restart),
- * the feed reconnects with a growing delay, LISTENs again and catches up from
- * the ledger; subscribers get what happened meanwhile, in order.
- */
+/** The ledger feed on PostgreSQL: LISTEN/NOTIFY, one connection per instance (docs/decisions/010-live-updates.md). */
 
 export interface FeedSubscriber {
   onEvents: (events: LedgerEventDto[]) => void;

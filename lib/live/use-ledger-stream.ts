@@ -10,9 +10,8 @@ export interface UseLedgerStreamOptions {
   /**
    * The stream's URL (GET /api/v1/stream by default). A browser's EventSource
    * cannot send an Authorization header, so the hook sends no token: it
-   * relies on what the browser sends by itself (cookies, Sec-Fetch-Site).
-   * For now the route lets same-origin pages in (lib/auth/read-access.ts);
-   * sign-in (issue 4) adds session cookies, which need no change here.
+   * relies on what the browser sends by itself: the session cookie
+   * (docs/decisions/013-accounts-and-sessions.md).
    */
   url?: string;
   /** New ledger events, in seq order, each once (batched over a few milliseconds). */

@@ -1,3 +1,4 @@
+import "server-only";
 import { fileURLToPath } from "node:url";
 import { config, isPostgresqlUrl, sqliteFilePath } from "../config";
 import { migratePostgresql } from "./postgresql";

@@ -1,15 +1,6 @@
 /**
- * One schema source, two databases (docs/decisions/023-postgresql.md).
- *
- * prisma/schema.prisma is the source: valid Prisma for SQLite, the default
- * database. The PostgreSQL schema is derived from it by changing the provider
- * and the client's output folder, nothing else, so the two cannot disagree on a
- * model. What Prisma's schema language cannot say is written as doc-comment
- * markers on a model and turned into SQL per database here:
- *
- *   /// @append-only   the database refuses UPDATE and DELETE on its rows;
- *   /// @announced     (PostgreSQL) every committed insert sends NOTIFY baton_ledger,
- *                      which is how other instances hear of new ledger events.
+ * One schema source, two databases: the PostgreSQL schema derived from prisma/schema.prisma,
+ * and the SQL of its `/// @append-only` and `/// @announced` markers (docs/decisions/023-postgresql.md, 1-2).
  */
 
 export type Dialect = "sqlite" | "postgresql";

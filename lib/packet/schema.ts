@@ -1,13 +1,8 @@
 import { z } from "zod";
 
 /**
- * The packet contract's accepted shapes (docs/contract.md#fields),
- * as zod. This schema only validates; lib/packet/normalise.ts turns what it
- * accepts into the canonical form. `null` counts as absent everywhere
- * (generators written in Python emit None for "not recorded").
- *
- * Each field's error message lists the shapes it accepts: the message is what a
- * producer reads when its packet is refused.
+ * The contract's accepted shapes (docs/contract.md#fields), as zod; `null` counts as absent.
+ * Each field's error message lists the shapes it accepts: a refused producer reads it.
  */
 
 export const CORE_FIELDS = [

@@ -1,15 +1,7 @@
 import type { CanonicalPacket } from "./canonical";
 import { sha256Hex } from "./canonical-json";
 
-/**
- * The thread key rules of the contract, in order:
- * 1. `thread` when the packet names one;
- * 2. project + branch + (topic or task_id), when project or branch is present:
- *    written `project@branch#topic`;
- * 3. agent + task_id: `agent:NAME#TASK`, or `task:TASK` when no agent is named;
- * 4. the packet's own session: `session:ID`;
- * else a thread of one, named after the packet's content hash.
- */
+/** The contract's thread key rules, in order (docs/contract.md#thread-keys). */
 export function threadKeyFor(packet: CanonicalPacket, contentHash: string): string {
   const key = ruleKey(packet, contentHash);
   // Keys travel in URLs and CLI arguments: bound them, keeping distinct long keys distinct.

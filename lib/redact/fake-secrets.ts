@@ -68,7 +68,7 @@ export function fakeSecrets(seed = 1): FakeSecret[] {
     { kind: "secret", text: `client_secret: ${s(30, 42)}`, secret: s(30, 42) },
     { kind: "baton-token", text: `BATON_TOKEN btn_${s(8, 43, "abcdefghijklmnopqrstuvwxyz0123456789")}_${s(32, 44)}`, secret: `_${s(32, 44)}` },
     { kind: "bearer-token", text: `curl -H 'Authorization: Bearer ${s(40, 45)}' https://api.example.com`, secret: s(40, 45) },
-    // The kinds the second hardening round found getting through (issue 18).
+    // The kinds a second hardening round found getting through.
     { kind: "password", text: `password=${s(6, 46, "abcdefghijklmnopqrstuvwxyz")}`, secret: s(6, 46, "abcdefghijklmnopqrstuvwxyz") },
     { kind: "password", text: `db password: ${s(5, 47, "abcdefghij")}9!`, secret: `${s(5, 47, "abcdefghij")}9!` },
     { kind: "password", text: `PGPASSWORD=${s(10, 48)} psql -h db app`, secret: s(10, 48) },

@@ -1,5 +1,5 @@
 /**
- * Secret redaction (issue 8, item 7; docs/decisions/020-secret-redaction.md).
+ * Secret redaction (docs/decisions/020-secret-redaction.md).
  *
  * `redactSecrets` deep-walks a parsed JSON value and replaces secrets inside its
  * strings with `[redacted:<kind>]`: values, and keys that hold a secret themselves

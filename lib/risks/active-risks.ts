@@ -1,3 +1,4 @@
+import "server-only";
 import { sqlExecutor, type Tx } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { isSeverity, severityRank, type Severity } from "../packet/severity";

@@ -1,3 +1,4 @@
+import "server-only";
 import { sqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { RISK_STATES, needsAttention, type RiskState } from "./triage-state";

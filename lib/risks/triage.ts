@@ -1,3 +1,4 @@
+import "server-only";
 import { z } from "zod";
 import type { Person } from "../auth/roles";
 import { inTransaction, type Tx } from "../db";

@@ -1,3 +1,4 @@
+import "server-only";
 import { config } from "../config";
 import { startLessonsBackfill } from "../lessons/backfill";
 import { parseWorkspaceRoots } from "../verdict/roots";

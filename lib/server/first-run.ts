@@ -1,3 +1,4 @@
+import "server-only";
 import { hasAnyUser } from "../auth/users";
 import { issueSetupCode } from "../auth/setup-code";
 import { config } from "../config";

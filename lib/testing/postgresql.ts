@@ -2,12 +2,8 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 
 /**
- * BATON_TEST_POSTGRESQL_URL names a PostgreSQL role that may CREATE DATABASE (e.g.
- * postgresql://baton:baton@127.0.0.1:5432/postgres). `npm run test:postgresql` then
- * runs the suite again with BATON_TEST_DATABASE=postgresql: each test file, and the
- * end-to-end server, get a database of their own on that server. Without that second
- * variable the tests run on SQLite, even where the URL is set (CI sets it for all of
- * `npm test`, whose first pass is SQLite's).
+ * A PostgreSQL role that may CREATE DATABASE; the suite uses it only in the pass with
+ * BATON_TEST_DATABASE=postgresql (docs/testing.md#testing-on-postgresql).
  */
 export const TEST_POSTGRESQL_URL = process.env.BATON_TEST_POSTGRESQL_URL ?? "";
 

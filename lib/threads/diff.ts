@@ -1,20 +1,6 @@
-import { z } from "zod";
 import type { CanonicalPacket } from "../packet/canonical";
-import { SEVERITIES } from "../packet/severity";
+import { versionDiffDto, type VersionDiffDto } from "./dto";
 
-/** What changed between two versions of a thread: risks, next action, files. */
-export const versionDiffDto = z.object({
-  risks_added: z.array(z.object({ severity: z.enum(SEVERITIES), detail: z.string() })),
-  risks_removed: z.array(z.object({ severity: z.enum(SEVERITIES), detail: z.string() })),
-  risks_severity_changed: z.array(
-    z.object({ detail: z.string(), before: z.enum(SEVERITIES), after: z.enum(SEVERITIES) }),
-  ),
-  next_action: z.object({ before: z.string().nullable(), after: z.string().nullable(), changed: z.boolean() }),
-  files_added: z.array(z.string()),
-  files_removed: z.array(z.string()),
-  files_kept: z.array(z.string()),
-});
-export type VersionDiffDto = z.infer<typeof versionDiffDto>;
 
 /** Risks are matched by fingerprint, the contract's identity of "the same risk". */
 export function diffVersions(before: CanonicalPacket, after: CanonicalPacket): VersionDiffDto {

@@ -108,3 +108,17 @@ export const ingestBatchResultDto = z.object({
 
 /** What POST /api/v1/packets answers: a packet's result (200, 201) or a batch's (207). */
 export const ingestAnswerDto = z.union([ingestResultDto, ingestBatchResultDto]);
+
+/** What changed between two versions of a thread: risks, next action, files. */
+export const versionDiffDto = z.object({
+  risks_added: z.array(z.object({ severity: z.enum(SEVERITIES), detail: z.string() })),
+  risks_removed: z.array(z.object({ severity: z.enum(SEVERITIES), detail: z.string() })),
+  risks_severity_changed: z.array(
+    z.object({ detail: z.string(), before: z.enum(SEVERITIES), after: z.enum(SEVERITIES) }),
+  ),
+  next_action: z.object({ before: z.string().nullable(), after: z.string().nullable(), changed: z.boolean() }),
+  files_added: z.array(z.string()),
+  files_removed: z.array(z.string()),
+  files_kept: z.array(z.string()),
+});
+export type VersionDiffDto = z.infer<typeof versionDiffDto>;

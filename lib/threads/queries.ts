@@ -1,3 +1,4 @@
+import "server-only";
 import { database, databaseDialect } from "../db";
 import { BatonError } from "../errors";
 import type { Prisma } from "../generated/prisma/client";

@@ -1,3 +1,4 @@
+import "server-only";
 import { databaseDialect, sqlExecutor, type SqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { dialectSql } from "../sql";

@@ -1,3 +1,4 @@
+import "server-only";
 import { database } from "../db";
 import { inChunks } from "../sql";
 import type { Prisma } from "../generated/prisma/client";

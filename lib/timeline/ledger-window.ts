@@ -1,3 +1,4 @@
+import "server-only";
 import type { SqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 

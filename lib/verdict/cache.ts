@@ -1,3 +1,4 @@
+import "server-only";
 import { readVerdict, type ReadVerdictOptions, type VerdictPointer, type VerdictReadingDto } from "./read";
 import { singleton } from "../singleton";
 

@@ -1,3 +1,4 @@
+import "server-only";
 import { constants } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import type { CanonicalPacket } from "../packet/canonical";

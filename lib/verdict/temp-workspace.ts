@@ -1,3 +1,4 @@
+import "server-only";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";

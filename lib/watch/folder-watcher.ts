@@ -1,3 +1,4 @@
+import "server-only";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { config } from "../config";

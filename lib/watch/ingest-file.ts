@@ -1,3 +1,4 @@
+import "server-only";
 import path from "node:path";
 import { BatonError } from "../errors";
 import { readRegularFile } from "../fs/read-regular-file";

@@ -1,3 +1,4 @@
+import "server-only";
 import { config } from "../config";
 import { databaseDialect, sqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";

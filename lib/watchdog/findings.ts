@@ -1,3 +1,4 @@
+import "server-only";
 import { inTransaction, sqlExecutor } from "../db";
 import { Prisma } from "../generated/prisma/client";
 import { inChunks } from "../sql";
@@ -7,13 +8,8 @@ import type { Flag } from "../packet/lint";
 import { findCommitRegressions } from "./commit-history";
 
 /**
- * The watchdog's findings across threads and versions (docs/decisions/017-watchdog.md):
- * - `duplicate_topic`: two active threads on the same project and branch work on
- *   the same topic, or on the same task_id;
- * - `commit_regressed`: the active packet's last_known_good_commit went back to
- *   a commit that an earlier version reported before another one.
- * The board shows them as flags on the card; the scheduled check records each
- * finding once per active version in the ledger (nothing else is stored).
+ * The watchdog's findings across threads and versions, `duplicate_topic` and
+ * `commit_regressed`, recorded once per active version (docs/decisions/017-watchdog.md).
  */
 
 export type FindingCode = "duplicate_topic" | "commit_regressed";

@@ -1,3 +1,4 @@
+import "server-only";
 import { config } from "../config";
 import { recordWatchdogFindings } from "./findings";
 import { checkStale } from "./stale";

@@ -1,3 +1,4 @@
+import "server-only";
 import { LEDGER_CLOCK_SLACK_MS } from "../timeline/ledger-window";
 import { z } from "zod";
 import { loadBoard } from "../board/board";
@@ -25,7 +26,7 @@ export const SESSION_EVENT_MAX_FUTURE_MS = 5 * 60_000;
  * the timeline's slack (lib/timeline/ledger-window.ts), so older reports are refused.
  */
 export const SESSION_EVENT_MAX_PAST_MS = LEDGER_CLOCK_SLACK_MS / 2;
-/** At most one heartbeat event per thread in this time, unless something else happened in between (docs/decisions/017). */
+/** At most one heartbeat event per thread in this time, unless something else happened in between (docs/decisions/017-watchdog.md). */
 export const HEARTBEAT_LEDGER_INTERVAL_MS = 60_000;
 export const SESSION_NOTE_MAX = 2000;
 export const SESSION_ID_MAX = 200;

@@ -1,3 +1,4 @@
+import "server-only";
 import { decideColumn } from "../board/columns";
 import { config } from "../config";
 import { inTransaction, sqlExecutor, type Tx } from "../db";
@@ -7,13 +8,8 @@ import { appendLedgerEvents } from "../ledger/events";
 import { SESSION_EVENT_KINDS, type SessionEventKind } from "../threads/dto";
 
 /**
- * Stale spells (docs/product.md#stale-threads-and-the-watchdog,
- * docs/decisions/017-watchdog.md). A spell begins when a thread's last
- * activity (its active packet's arrival, the latest decision on it, the last
- * session report) is older than the stale threshold, and ends with the next
- * activity. Each spell is recorded once, as one `thread_stale` event;
- * Thread.staleNotifiedFor holds the last-activity time of the spell already
- * recorded, so the check stores nothing else.
+ * Stale spells, each recorded once as a `thread_stale` event (docs/decisions/017-watchdog.md,
+ * docs/product.md#stale-threads-and-the-watchdog).
  */
 
 export interface StaleCandidate {

@@ -14,7 +14,7 @@ import { createWebhook, deleteWebhook } from "./webhooks";
 import { newWebhookSchema } from "./dto";
 
 /**
- * The integration test of issue 5: a real local HTTP receiver, the real
+ * The webhooks' integration test: a real local HTTP receiver, the real
  * notifier and delivery worker on a real database file.
  */
 freshDatabaseForThisFile();

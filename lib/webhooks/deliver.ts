@@ -1,3 +1,4 @@
+import "server-only";
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import ipaddr from "ipaddr.js";
@@ -8,12 +9,8 @@ import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signBody } from "./sig
 import { addressProblem, guardedLookup, normaliseHost, RefusedTargetError, resolveWithDns, type ResolveHost, type WebhookAllowList } from "./targets";
 
 /**
- * The delivery worker: sends the outbox's due deliveries. A delivery is
- * claimed with a conditional update (still pending, due, and not claimed by
- * anyone whose claim is still running) that sets `lockedUntil`, so two
- * instances never send one delivery at the same time; the result is written
- * only while the claim is still ours. 2xx is delivered; anything else is
- * retried with growing, jittered waits, then given up as failed.
+ * The delivery worker: claims due deliveries with a conditional update, sends them, retries
+ * with growing jittered waits (docs/decisions/018-webhooks.md, 6).
  */
 
 /** The waits before the 2nd, 3rd… attempt: 8 attempts over about 3 hours. */

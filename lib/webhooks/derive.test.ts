@@ -16,7 +16,7 @@ import { startTestReceiver, type TestReceiver } from "./test-receiver";
 import { createWebhook, deleteWebhook } from "./webhooks";
 import { newWebhookSchema } from "./dto";
 
-/** Decision webhooks (issue 9): people's approvals, interventions and answers, each delivered once, never rate-limited. */
+/** Decision webhooks: people's approvals, interventions and answers, each delivered once, never rate-limited. */
 freshDatabaseForThisFile();
 // Webhooks post to 127.0.0.1 (a local receiver, or nothing): allowed only when listed.
 allowWebhookTargetsForThisFile("127.0.0.1");

@@ -1,14 +1,8 @@
 import { z } from "zod";
 
 /**
- * The notification events a webhook can subscribe to, in one place: the admin
- * form lists them, the API checks subscriptions against them, the notifier
- * derives them from the ledger. Client-safe.
- *
- * `rateLimited` events are announced at most once per (webhook, event, thread)
- * per RATE_LIMIT_WINDOW_MS; the rest are kept as "suppressed" in the log.
- * People's decisions and answers are not: a runner starts the agent's next
- * session on them, so every one is delivered (docs/decisions/019-waiting-read.md).
+ * The notification events a webhook can subscribe to, in one place; client-safe. Which are
+ * rate-limited, and why people's actions are not: docs/decisions/018-webhooks.md.
  */
 export const NOTIFICATION_EVENTS = [
   "question.asked",

@@ -1,3 +1,4 @@
+import "server-only";
 import { onLedger } from "../ledger/bus";
 
 /** A background loop: one step at a time, on a timer and when woken. */

@@ -305,7 +305,7 @@ describe("the cursor", () => {
     const threads = Array.from({ length: 40 }, () => uniqueThread("processes"));
     for (const thread of threads) await ingest(thread, { questions_for_human: ["Go ahead?"] });
 
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(path.dirname(fileURLToPath(import.meta.url)), "test-notifier-child.ts")], {
+    const child = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(path.dirname(fileURLToPath(import.meta.url)), "test-notifier-child.ts")], {
       env: { ...process.env, DATABASE_URL: database_().url },
       stdio: ["pipe", "pipe", "inherit"],
     });

@@ -1,3 +1,4 @@
+import "server-only";
 import { config } from "../config";
 import { database, inTransaction, type Tx } from "../db";
 import { newId } from "../ids";
@@ -5,19 +6,17 @@ import { announceLedger } from "../ledger/bus";
 import { appendLedgerEvents } from "../ledger/events";
 import { readVerdictCached } from "../verdict/cache";
 import { workspaceRootsFor } from "../verdict/roots";
-import { deriveNotifications, verdictFailedNotification, type Derivation, type LedgerRow } from "./derive";
+import { deriveNotifications, type Derivation } from "./derive";
+import type { LedgerRow } from "./ledger-row";
+import { verdictFailedNotification } from "./messages";
 import { NOTIFICATION_EVENT_INFO, RATE_LIMIT_WINDOW_MS, type NotificationEvent, type WebhookFormat } from "./events";
 import { startPollingLoop, type PollingLoop } from "./loop";
 import { renderBody, type Notification } from "./payload";
 import { subscribedEvents, type WebhookRow } from "./webhooks";
 
 /**
- * The notifier: follows the ledger from a persisted cursor and turns events
- * into deliveries in the outbox (WebhookDelivery). The deliveries of a batch of
- * events, their risk_regressed events and the cursor's advance are written in
- * ONE transaction, and only if the cursor is still where this step read it: a
- * restart, or a second instance on the same database, never enqueues twice or
- * skips an event (docs/decisions/018-webhooks.md).
+ * The notifier: follows the ledger from a persisted cursor, enqueueing each step's deliveries
+ * with the cursor's advance in one transaction (docs/decisions/018-webhooks.md, 2).
  */
 
 export const NOTIFIER_CURSOR = "webhooks";

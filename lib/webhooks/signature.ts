@@ -1,3 +1,4 @@
+import "server-only";
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 /** Deliveries are signed over the exact bytes of the body (docs/decisions/018-webhooks.md). */

@@ -1,3 +1,4 @@
+import "server-only";
 import { startDeliveryWorker } from "./deliver";
 import type { PollingLoop } from "./loop";
 import { startWebhookNotifier } from "./notifier";

@@ -1,19 +1,11 @@
+import "server-only";
 import { promises as dns, type LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
 
 /**
- * Where webhooks may post (docs/decisions/025-webhook-targets.md): public
- * addresses only, so that a webhook cannot reach Baton's own host, the private
- * network or a cloud metadata service, and the delivery log cannot be used to
- * probe them. An operator lets a self-hosted receiver through by listing its
- * host name, address or range in BATON_WEBHOOK_ALLOWED_TARGETS. The address
- * ranges are ipaddr.js's, not our own.
- *
- * Checked at creation and change (lib/webhooks/webhooks.ts) and again at every
- * delivery, on the addresses the connection is actually made to
- * (lib/webhooks/deliver.ts), so a name that resolves elsewhere later (DNS
- * rebinding) is refused too.
+ * Where webhooks may post: public addresses, or what BATON_WEBHOOK_ALLOWED_TARGETS lists;
+ * checked at creation and on every delivery's connection (docs/decisions/025-webhook-targets.md).
  */
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;

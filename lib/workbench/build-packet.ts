@@ -1,3 +1,4 @@
+import "server-only";
 import { commandText } from "../packet/commands";
 import { REVIEW_PASS_TOTAL } from "../packet/lint";
 import { NEXT_ACTION_SENTINEL } from "../packet/normalise";
@@ -26,16 +27,7 @@ export interface PacketInputs {
   notes: string[];
 }
 
-/**
- * Severities of generated risks, in the contract's words (lib/packet/severity.ts):
- * - a finding keeps its report's level: block is critical, warn is medium; info
- *   findings stay in the report and are not risks;
- * - a blocker the agent recorded is high: it stops the next session, harms nothing yet;
- * - a review total below 7 is medium, as the reference generator writes it ("warn");
- *   the verdict_failed flag already puts the card in front of a person;
- * - a clean-state problem shipped with --allow-dirty is high: the next session
- *   starts from a state nobody committed.
- */
+/** Severities of generated risks, in the contract's words (docs/decisions/016-feedback-trimming.md). */
 export const GENERATED_SEVERITY = { blocker: "high", lowReviewTotal: "medium", dirtyState: "high", unexplainedFailure: "high" } as const;
 
 type Risk = { id: string; severity?: string; detail: string };

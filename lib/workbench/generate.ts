@@ -1,3 +1,4 @@
+import "server-only";
 import path from "node:path";
 import { canonicalJson, sha256Hex } from "../packet/canonical-json";
 import { preparePacket } from "../packet/prepare";

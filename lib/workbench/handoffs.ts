@@ -1,3 +1,4 @@
+import "server-only";
 import { readdir } from "node:fs/promises";
 import { readRegularFile } from "../fs/read-regular-file";
 import { PACKET_MAX_BYTES } from "../packet/schema";

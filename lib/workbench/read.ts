@@ -1,3 +1,4 @@
+import "server-only";
 import { stat } from "node:fs/promises";
 import { readRegularFile } from "../fs/read-regular-file";
 import path from "node:path";

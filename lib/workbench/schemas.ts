@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The workbench files an agent leaves behind (issue 6), as zod. The verification
+ * The workbench files an agent leaves behind (docs/cli.md), as zod. The verification
  * and review reports are parsed by lib/verdict/reports.ts, the same parser the
  * thread page uses, so a report reads the same here and there.
  */

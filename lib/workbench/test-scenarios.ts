@@ -4,7 +4,7 @@ import type { Column } from "../board/columns";
 import { agentState, featureList, jsonl, makeTestWorkbench, passingTests, review, type TestWorkbench } from "./test-workbench";
 
 /**
- * The fixture workbenches of the golden-file and ingest tests (issue 6, "Show"),
+ * The fixture workbenches of the golden-file and ingest tests,
  * each with what Baton should make of its packet.
  */
 export interface Scenario {

@@ -1,3 +1,4 @@
+import "server-only";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { writeFileAtomic } from "../fs/atomic-write";

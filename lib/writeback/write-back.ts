@@ -1,3 +1,4 @@
+import "server-only";
 import { constants, renameSync, statSync } from "node:fs";
 import { open, realpath, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";
@@ -26,22 +27,8 @@ export interface WriteBackInput {
 }
 
 /**
- * Writes a merged packet back into an agent's handoff.json without losing an agent
- * edit that races it, and without the file ever holding anything but whole JSON.
- * Agents may rewrite the file in place (truncate + write) or atomically (rename).
- *
- * We write a temp file and rename it over the path, checking the file's text just
- * before the rename and, through a descriptor kept on the old inode, just after it:
- * an in-place agent write that lands in the old inode after our check is put back.
- *
- * Windows left open, which pure Node cannot close (it would need
- * renameat2(RENAME_EXCHANGE) to swap, then inspect what we replaced):
- *  - an agent's rename landing between our last stat and our rename taking effect
- *    (tens of microseconds, the rename syscall included): our rename unlinks the
- *    agent's file and its content is gone;
- *  - an in-place write through a descriptor the agent opened before our rename
- *    without truncating, made after our post-rename check, or one taking longer
- *    than the settle wait below: it goes to the unlinked inode.
+ * Writes a merged packet back into an agent's handoff.json, whole, without losing an agent
+ * edit that races it; the windows left open: docs/decisions/015-write-back.md.
  */
 export async function writeBackHandoff(input: WriteBackInput): Promise<WriteBackOutcome> {
   // Through a symlink to the real file: renaming over the link would replace it with a copy.

@@ -1,3 +1,4 @@
+import "server-only";
 import { database } from "../db";
 import { latestHumanRevision, sectionOf, type HumanSection } from "../human/section";
 import { recordLedgerEvents } from "../ledger/events";
@@ -7,13 +8,8 @@ import { ingestHandoffFile } from "../watch/ingest-file";
 import { writeBackHandoff } from "./write-back";
 
 /**
- * Writes the human section of a thread's active packet back into the
- * handoff.json it came from (docs/contract.md#the-human-section: the next
- * session finds it on disk). Only when the file still holds the version Baton
- * ingested; if the agent changed it since, its new content is ingested instead
- * and nothing is written over it. Baton's own write changes only `human`,
- * which the content hash leaves out, so the watcher sees it as the same
- * version (a duplicate).
+ * Writes the human section back into the active packet's handoff.json, only while the file
+ * holds the version Baton ingested (docs/contract.md#the-human-section, docs/decisions/015-write-back.md).
  */
 
 /**
