@@ -4,7 +4,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { createdTokenSchema, type TokenSummary } from "@/lib/auth/dto";
 import { TOKEN_SCOPES, type TokenScope } from "@/lib/auth/token-scopes";
-import { localProblem, names, problemOf, type Problem } from "@/lib/browser/problem";
+import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
 import { addRow } from "@/lib/browser/rows";
 import { sendJson } from "@/lib/browser/send-json";
 import { FormAlert } from "@/components/ui/alert";

@@ -181,7 +181,7 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
             rows={2}
             maxLength={MAX_ANSWER}
             placeholder={threads > 1 ? `One answer for all ${threads} threads` : "Your answer"}
-            className="block w-full p-2"
+            className="block w-full"
           />
           <div className="flex flex-wrap items-center gap-3">
             <Button type="submit" variant="primary" aria-label={sendName} disabled={pending || !draft.trim()}>

@@ -1,13 +1,29 @@
 import type { ReactNode } from "react";
 import type { Problem } from "@/lib/browser/problem";
 
-const ERROR_BOX = "rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 ring-1 ring-red-200 dark:bg-red-950 dark:text-red-200 dark:ring-red-900";
-const WARNING_BOX = "rounded-md bg-amber-50 p-2 text-xs text-amber-900 ring-1 ring-amber-200 dark:bg-amber-950 dark:text-amber-100 dark:ring-amber-900";
+const TONES = {
+  error: "bg-red-50 text-red-800 ring-red-200 dark:bg-red-950 dark:text-red-200 dark:ring-red-900",
+  warning: "bg-amber-50 text-amber-900 ring-amber-200 dark:bg-amber-950 dark:text-amber-100 dark:ring-amber-900",
+} as const;
+/** Regular in a page or form; compact beside a small control (a card's buttons, an answer box). */
+const SIZES = { regular: "px-3 py-2 text-sm", compact: "p-2 text-xs" } as const;
 
 /** Something went wrong: role="alert", so a screen reader announces it as soon as it appears. */
-export function Alert({ children, tone = "error", id, className }: { children: ReactNode; tone?: "error" | "warning"; id?: string; className?: string }) {
+export function Alert({
+  children,
+  tone = "error",
+  size = "regular",
+  id,
+  className,
+}: {
+  children: ReactNode;
+  tone?: keyof typeof TONES;
+  size?: keyof typeof SIZES;
+  id?: string;
+  className?: string;
+}) {
   return (
-    <div id={id} role="alert" className={[tone === "error" ? ERROR_BOX : WARNING_BOX, className].filter(Boolean).join(" ")}>
+    <div id={id} role="alert" className={["rounded-md ring-1", TONES[tone], SIZES[size], className].filter(Boolean).join(" ")}>
       {children}
     </div>
   );
