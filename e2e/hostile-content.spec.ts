@@ -15,6 +15,7 @@ import {
   type Observations,
 } from "./support/hostile-watch";
 import { contextAs, createPerson } from "./support/people";
+import { visibleText } from "../lib/format/invisible";
 
 /**
  * Hostile content (issue 8, item 5): XSS payloads in every agent-provided field,
@@ -172,7 +173,8 @@ test.describe("XSS payloads in every agent-provided field, on every page: nothin
   test("a thread per payload (keys hostile too), the very long one, verdict reports, an unknown thread", async ({ page }) => {
     test.setTimeout(240_000);
     const { run, perPayload, long, watched } = ingested;
-    for (const [index, key] of perPayload.entries()) await visit(page, threadUrl(key), visited, showsText(XSS_PAYLOADS[index]!.split(/\s/)[0]!));
+    // Invisible characters show as markers (decision 034): the page's text is the payload's visible form.
+    for (const [index, key] of perPayload.entries()) await visit(page, threadUrl(key), visited, showsText(visibleText(XSS_PAYLOADS[index]!).split(/\s/)[0]!));
     await visit(page, threadUrl(long), visited, showsText("<script>window.__xss=99</script>"));
     await visit(page, threadUrl(watched), visited, async (thread) => {
       await expect(thread.getByRole("region", { name: "Verdict" })).toContainText(XSS_PAYLOADS[3]!);

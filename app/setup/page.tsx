@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { SetupForm } from "@/components/auth/setup-form";
-import { cardClass } from "@/components/auth/form-parts";
+import { PANEL_CLASS } from "@/components/ui/panel";
 import { PASSWORD_MIN } from "@/lib/auth/passwords";
 import { hasAnyUser } from "@/lib/auth/users";
 
@@ -15,7 +15,7 @@ export default async function SetupPage({ searchParams }: { searchParams: Promis
   if (await hasAnyUser()) redirect("/sign-in");
   return (
     <main className="flex min-h-0 flex-1 flex-col items-center overflow-auto p-4">
-      <div className={`mt-8 w-full max-w-sm ${cardClass}`}>
+      <div className={`mt-8 w-full max-w-sm ${PANEL_CLASS}`}>
         <h1 id="setup-heading" className="mb-1 text-lg font-semibold">
           Create the admin account
         </h1>

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { cardClass } from "@/components/auth/form-parts";
+import { PANEL_CLASS } from "@/components/ui/panel";
 import { SignInForm } from "@/components/auth/sign-in-form";
 import { currentPagePerson, safeNextPath } from "@/lib/auth/page-person";
 import { hasAnyUser } from "@/lib/auth/users";
@@ -23,7 +23,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Searc
   if (await currentPagePerson()) redirect(next);
   return (
     <main className="flex min-h-0 flex-1 flex-col items-center overflow-auto p-4">
-      <div className={`mt-8 w-full max-w-sm ${cardClass}`}>
+      <div className={`mt-8 w-full max-w-sm ${PANEL_CLASS}`}>
         <h1 id="sign-in-heading" className="mb-4 text-lg font-semibold">
           Sign in to Baton
         </h1>

@@ -1,36 +1,22 @@
 "use client";
 
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { userDtoSchema, userListSchema, type UserDto } from "@/lib/auth/dto";
 import { ROLES, type Person, type Role } from "@/lib/auth/roles";
+import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
+import { addRow, replaceRow } from "@/lib/browser/rows";
 import { sendJson, type SendResult } from "@/lib/browser/send-json";
-import {
-  buttonClass,
-  cardClass,
-  FormAlert,
-  inputClass,
-  labelClass,
-  localProblem,
-  names,
-  problemOf,
-  secondaryButtonClass,
-  type Problem,
-} from "@/components/auth/form-parts";
+import { Alert, Done, FormAlert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
+import { Field, fieldAria, Input, Select } from "@/components/ui/field";
+import { Panel } from "@/components/ui/panel";
+import { Moment } from "@/components/ui/time";
+import { useAdminList } from "./admin-list";
 
 const USERS_KEY = ["users"] as const;
 const LABELS: Record<string, string> = { username: "Username", password: "Password", role: "Role" };
 
-async function fetchUsers(): Promise<UserDto[]> {
-  const response = await fetch("/api/v1/users", { headers: { accept: "application/json" }, credentials: "same-origin", cache: "no-store" });
-  if (!response.ok) throw new Error(`Baton answered ${response.status} while listing people.`);
-  return userListSchema.parse(await response.json()).users;
-}
-
-/** A time as the API sends it (ISO, UTC), shown the same on the server and in the browser. */
-function When({ iso }: { iso: string }) {
-  return <time dateTime={iso}>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>;
-}
 
 interface UserChange {
   user: UserDto;
@@ -40,7 +26,7 @@ interface UserChange {
 /** The people admin: the list with a role and a disable switch per person, and a form to add someone. */
 export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUsers: UserDto[]; me: Person; minPasswordLength: number }) {
   const queryClient = useQueryClient();
-  const users = useQuery({ queryKey: USERS_KEY, queryFn: fetchUsers, initialData: initialUsers });
+  const users = useAdminList({ queryKey: USERS_KEY, url: "/api/v1/users", schema: userListSchema.transform((list) => list.users), what: "the people", initial: initialUsers });
   const [rowProblem, setRowProblem] = useState<Problem | null>(null);
 
   const change = useMutation<SendResult<UserDto>, Error, UserChange>({
@@ -51,7 +37,7 @@ export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUse
         setRowProblem(problemOf(result, {}, `Could not change ${user.username}:`));
         return;
       }
-      queryClient.setQueryData<UserDto[]>(USERS_KEY, (list) => list?.map((row) => (row.id === result.data.id ? result.data : row)));
+      queryClient.setQueryData<UserDto[]>(USERS_KEY, replaceRow(result.data));
       // Someone who takes away their own admin role (or account) can no longer use this page.
       if (user.id === me.id && ((change.role && change.role !== "admin") || change.disabled)) {
         // eslint-disable-next-line @next/next/no-location-assign-relative-destination -- a full navigation: the layout re-reads who is signed in.
@@ -65,20 +51,11 @@ export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUse
 
   return (
     <>
-      <section aria-labelledby="people-heading" className={cardClass}>
-        <h2 id="people-heading" className="mb-2 text-sm font-semibold tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
-          People
-        </h2>
-        {rowProblem ? (
-          <div className="mb-2">
-            <FormAlert problem={rowProblem} />
-          </div>
-        ) : null}
-        {users.isError ? (
-          <p role="alert" className="mb-2 text-sm text-red-700 dark:text-red-400">
-            The list could not be refreshed: {users.error.message}
-          </p>
-        ) : null}
+      <Panel headingId="people-heading" title="People">
+        <div className="mb-2 flex flex-col gap-2 empty:hidden">
+          <FormAlert problem={rowProblem} />
+          {users.isError ? <Alert>The list could not be refreshed: {users.error.message}</Alert> : null}
+        </div>
         <div className="overflow-x-auto">
           <table className="w-full text-left text-sm">
             <caption className="sr-only">People who can sign in</caption>
@@ -103,9 +80,8 @@ export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUse
                       {user.id === me.id ? <span className="ml-1 text-xs font-normal text-zinc-500 dark:text-zinc-400">(you)</span> : null}
                     </th>
                     <td className="py-1.5 pr-4">
-                      <select
+                      <Select
                         aria-label={`Role of ${user.username}`}
-                        className={inputClass}
                         value={pending?.role ?? user.role}
                         aria-busy={pending !== null}
                         onChange={(event) => change.mutate({ user, change: { role: event.target.value as Role } })}
@@ -115,22 +91,20 @@ export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUse
                             {role}
                           </option>
                         ))}
-                      </select>
+                      </Select>
                     </td>
                     <td className="py-1.5 pr-4">
-                      <When iso={user.created_at} />
+                      <Moment iso={user.created_at} />
                     </td>
                     <td className="py-1.5 pr-4">{user.disabled ? "yes" : "no"}</td>
                     <td className="py-1.5">
-                      <button
-                        type="button"
-                        className={secondaryButtonClass}
+                      <Button
                         aria-label={`${user.disabled ? "Enable" : "Disable"} ${user.username}`}
                         aria-busy={pending !== null}
                         onClick={() => change.mutate({ user, change: { disabled: !user.disabled } })}
                       >
                         {user.disabled ? "Enable" : "Disable"}
-                      </button>
+                      </Button>
                     </td>
                   </tr>
                 );
@@ -138,7 +112,7 @@ export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUse
             </tbody>
           </table>
         </div>
-      </section>
+      </Panel>
       <AddPersonForm minPasswordLength={minPasswordLength} />
     </>
   );
@@ -153,7 +127,7 @@ function AddPersonForm({ minPasswordLength }: { minPasswordLength: number }) {
     mutationFn: (account) => sendJson("POST", "/api/v1/users", account, userDtoSchema),
     // The answer goes into the list at once; the refetch then brings anyone else's changes.
     onSuccess: (result) => {
-      if (result.ok) queryClient.setQueryData<UserDto[]>(USERS_KEY, (list) => [...(list ?? []).filter((row) => row.id !== result.data.id), result.data]);
+      if (result.ok) queryClient.setQueryData<UserDto[]>(USERS_KEY, addRow(result.data));
     },
     onSettled: () => queryClient.invalidateQueries({ queryKey: USERS_KEY }),
   });
@@ -184,61 +158,37 @@ function AddPersonForm({ minPasswordLength }: { minPasswordLength: number }) {
     setAdded(`Added ${result.data.username} (${result.data.role}).`);
   }
 
-  const describe = (field: string) => (names(problem, field) ? `${id}-alert` : undefined);
+  const alertId = `${id}-alert`;
+  const hintId = `${id}-password-hint`;
   return (
-    <section aria-labelledby={`${id}-heading`} className={cardClass}>
-      <h2 id={`${id}-heading`} className="mb-2 text-sm font-semibold tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
-        Add a person
-      </h2>
+    <Panel headingId={`${id}-heading`} title="Add a person">
       <form onSubmit={submit} aria-labelledby={`${id}-heading`} className="flex flex-col gap-3" noValidate>
-        <FormAlert problem={problem} id={`${id}-alert`} />
-        {added ? (
-          <p role="status" className="text-sm text-emerald-700 dark:text-emerald-400">
-            {added}
-          </p>
-        ) : null}
+        <FormAlert problem={problem} id={alertId} />
+        <Done>{added}</Done>
         <div className="flex flex-wrap items-end gap-3">
-          <label className={labelClass}>
-            Username
-            <input
-              name="username"
-              autoComplete="off"
-              autoCapitalize="none"
-              spellCheck={false}
-              className={inputClass}
-              aria-invalid={names(problem, "username")}
-              aria-describedby={describe("username")}
-            />
-          </label>
-          <label className={labelClass}>
-            Password
-            <input
-              name="password"
-              type="password"
-              autoComplete="new-password"
-              className={inputClass}
-              aria-invalid={names(problem, "password")}
-              aria-describedby={describe("password") ?? `${id}-password-hint`}
-            />
-          </label>
-          <label className={labelClass}>
-            Role
-            <select name="role" defaultValue="viewer" className={inputClass} aria-invalid={names(problem, "role")}>
+          <Field label="Username">
+            <Input name="username" autoComplete="off" autoCapitalize="none" spellCheck={false} {...fieldAria(problem, "username", alertId)} />
+          </Field>
+          <Field label="Password">
+            <Input name="password" type="password" autoComplete="new-password" {...fieldAria(problem, "password", alertId, hintId)} />
+          </Field>
+          <Field label="Role">
+            <Select name="role" defaultValue="viewer" {...fieldAria(problem, "role", alertId)}>
               {ROLES.map((role) => (
                 <option key={role} value={role}>
                   {role}
                 </option>
               ))}
-            </select>
-          </label>
-          <button type="submit" disabled={add.isPending} className={buttonClass}>
+            </Select>
+          </Field>
+          <Button type="submit" variant="primary" disabled={add.isPending}>
             {add.isPending ? "Adding…" : "Add person"}
-          </button>
+          </Button>
         </div>
-        <p id={`${id}-password-hint`} className="text-xs text-zinc-500 dark:text-zinc-400">
+        <p id={hintId} className="text-xs text-zinc-500 dark:text-zinc-400">
           Passwords have at least {minPasswordLength} characters. Viewers see everything; operators also act on threads; admins also manage people and tokens.
         </p>
       </form>
-    </section>
+    </Panel>
   );
 }

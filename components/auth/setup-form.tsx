@@ -4,7 +4,10 @@ import Link from "next/link";
 import { useId, useState, type FormEvent } from "react";
 import { signedInSchema } from "@/lib/auth/dto";
 import { sendJson } from "@/lib/browser/send-json";
-import { buttonClass, FormAlert, inputClass, labelClass, localProblem, names, problemOf, type Problem } from "./form-parts";
+import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
+import { FormAlert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
+import { Field, fieldAria, Input } from "@/components/ui/field";
 
 const LABELS: Record<string, string> = { username: "Username", password: "Password", confirm: "Confirm password" };
 
@@ -41,7 +44,7 @@ export function SetupForm({ minPasswordLength, code }: { minPasswordLength: numb
   }
 
   const alertId = `${id}-alert`;
-  const describe = (field: string, hint?: string) => [hint, names(problem, field) ? alertId : undefined].filter(Boolean).join(" ") || undefined;
+  const hintId = `${id}-password-hint`;
   return (
     <form onSubmit={submit} aria-labelledby="setup-heading" className="flex flex-col gap-3" noValidate>
       <FormAlert problem={problem} id={alertId} />
@@ -50,49 +53,18 @@ export function SetupForm({ minPasswordLength, code }: { minPasswordLength: numb
           Go to sign in
         </Link>
       ) : null}
-      <label className={labelClass} htmlFor={`${id}-username`}>
-        Username
-      </label>
-      <input
-        id={`${id}-username`}
-        name="username"
-        autoComplete="username"
-        autoCapitalize="none"
-        spellCheck={false}
-        className={inputClass}
-        aria-invalid={names(problem, "username")}
-        aria-describedby={describe("username")}
-      />
-      <label className={labelClass} htmlFor={`${id}-password`}>
-        Password
-      </label>
-      <input
-        id={`${id}-password`}
-        name="password"
-        type="password"
-        autoComplete="new-password"
-        className={inputClass}
-        aria-invalid={names(problem, "password")}
-        aria-describedby={describe("password", `${id}-password-hint`)}
-      />
-      <p id={`${id}-password-hint`} className="-mt-2 text-xs text-zinc-500 dark:text-zinc-400">
-        At least {minPasswordLength} characters.
-      </p>
-      <label className={labelClass} htmlFor={`${id}-confirm`}>
-        Confirm password
-      </label>
-      <input
-        id={`${id}-confirm`}
-        name="confirm"
-        type="password"
-        autoComplete="new-password"
-        className={inputClass}
-        aria-invalid={names(problem, "confirm")}
-        aria-describedby={describe("confirm")}
-      />
-      <button type="submit" disabled={pending} className={buttonClass}>
+      <Field label="Username">
+        <Input name="username" autoComplete="username" autoCapitalize="none" spellCheck={false} {...fieldAria(problem, "username", alertId)} />
+      </Field>
+      <Field label="Password" hint={`At least ${minPasswordLength} characters.`} hintId={hintId}>
+        <Input name="password" type="password" autoComplete="new-password" {...fieldAria(problem, "password", alertId, hintId)} />
+      </Field>
+      <Field label="Confirm password">
+        <Input name="confirm" type="password" autoComplete="new-password" {...fieldAria(problem, "confirm", alertId)} />
+      </Field>
+      <Button type="submit" variant="primary" disabled={pending}>
         {pending ? "Creating…" : "Create admin account"}
-      </button>
+      </Button>
     </form>
   );
 }

@@ -3,7 +3,10 @@
 import { useId, useState, type FormEvent } from "react";
 import { signedInSchema } from "@/lib/auth/dto";
 import { sendJson } from "@/lib/browser/send-json";
-import { buttonClass, FormAlert, inputClass, labelClass, localProblem, names, problemOf, type Problem } from "./form-parts";
+import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
+import { FormAlert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
+import { Field, fieldAria, Input } from "@/components/ui/field";
 
 const LABELS: Record<string, string> = { username: "Username", password: "Password" };
 
@@ -35,37 +38,20 @@ export function SignInForm({ next }: { next: string }) {
     else setProblem(problemOf(result, LABELS));
   }
 
+  // Either field's problem concerns both (a wrong pair): both are described by the alert.
+  const aria = (field: string) => ({ ...fieldAria(problem, field, `${id}-alert`), "aria-describedby": problem ? `${id}-alert` : undefined });
   return (
     <form onSubmit={submit} aria-labelledby="sign-in-heading" className="flex flex-col gap-3" noValidate>
       <FormAlert problem={problem} id={`${id}-alert`} />
-      <label className={labelClass} htmlFor={`${id}-username`}>
-        Username
-      </label>
-      <input
-        id={`${id}-username`}
-        name="username"
-        autoComplete="username"
-        autoCapitalize="none"
-        spellCheck={false}
-        className={inputClass}
-        aria-invalid={names(problem, "username")}
-        aria-describedby={problem ? `${id}-alert` : undefined}
-      />
-      <label className={labelClass} htmlFor={`${id}-password`}>
-        Password
-      </label>
-      <input
-        id={`${id}-password`}
-        name="password"
-        type="password"
-        autoComplete="current-password"
-        className={inputClass}
-        aria-invalid={names(problem, "password")}
-        aria-describedby={problem ? `${id}-alert` : undefined}
-      />
-      <button type="submit" disabled={pending} className={buttonClass}>
+      <Field label="Username">
+        <Input name="username" autoComplete="username" autoCapitalize="none" spellCheck={false} {...aria("username")} />
+      </Field>
+      <Field label="Password">
+        <Input name="password" type="password" autoComplete="current-password" {...aria("password")} />
+      </Field>
+      <Button type="submit" variant="primary" disabled={pending}>
         {pending ? "Signing in…" : "Sign in"}
-      </button>
+      </Button>
     </form>
   );
 }

@@ -3,7 +3,7 @@
 import { useState } from "react";
 import { z } from "zod";
 import { sendJson } from "@/lib/browser/send-json";
-import { secondaryButtonClass } from "./form-parts";
+import { Button } from "@/components/ui/button";
 
 /** Ends the session on the server, then a full navigation to sign-in (nothing of the old page stays in memory). */
 export function SignOutButton() {
@@ -16,10 +16,8 @@ export function SignOutButton() {
           {error}
         </span>
       ) : null}
-      <button
-        type="button"
+      <Button
         disabled={pending}
-        className={secondaryButtonClass}
         onClick={async () => {
           setPending(true);
           setError(null);
@@ -34,7 +32,7 @@ export function SignOutButton() {
         }}
       >
         Sign out
-      </button>
+      </Button>
     </>
   );
 }

@@ -5,7 +5,9 @@ import { FLAG_TITLES } from "@/lib/packet/lint";
 import { SEVERITIES } from "@/lib/packet/severity";
 import { SeverityBadge } from "@/components/threads/severity-badge";
 import { threadHref } from "@/lib/threads/href";
-import { formatAge } from "@/lib/format/age";
+import { visibleText } from "@/lib/format/invisible";
+import { AgentText, AgentTextList } from "@/components/ui/agent-text";
+import { Age } from "@/components/ui/time";
 import { DecisionControls } from "@/components/human/decision-controls";
 
 interface BoardCardProps {
@@ -21,7 +23,8 @@ interface BoardCardProps {
 export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function BoardCard({ card, now, focused, onFocus, canAct }, ref) {
   const packet = card.active_packet;
   const counts = SEVERITIES.filter((severity) => packet.risk_counts[severity] > 0);
-  const where = [card.project, card.branch, card.topic].filter(Boolean).join(" · ");
+  const where = [card.project, card.branch, card.topic].filter(Boolean);
+  const nextAction = packet.next_action;
   const name = card.agent ? `${card.agent} (${card.key})` : card.key;
   // The link and the action buttons are siblings: buttons inside a link are neither valid nor usable.
   return (
@@ -33,17 +36,17 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
         onFocus={onFocus}
         data-testid="board-card"
         data-thread-key={card.key}
-        aria-label={`${card.agent ?? card.key}: ${packet.next_action ?? "no next action"}`}
-        title={card.column_reason}
+        aria-label={visibleText(`${card.agent ?? card.key}: ${nextAction ?? "no next action"}`)}
+        title={visibleText(card.column_reason)}
         className="block rounded-lg p-3 outline-none hover:ring-1 hover:ring-zinc-400 focus-visible:ring-2 focus-visible:ring-sky-600 dark:hover:ring-zinc-600"
       >
         <div className="flex flex-wrap items-center gap-1.5 text-xs text-zinc-600 dark:text-zinc-400">
           <SeverityBadge severity={packet.highest_severity} />
-          <span className="font-semibold text-zinc-800 dark:text-zinc-200">{card.agent ?? "unknown agent"}</span>
-          <span className="truncate">{where || card.key}</span>
+          <span className="font-semibold text-zinc-800 dark:text-zinc-200">{card.agent ? <AgentText text={card.agent} /> : "unknown agent"}</span>
+          <AgentTextList className="truncate" items={where.length ? where : [card.key]} />
         </div>
         <p className="mt-1.5 text-base leading-snug font-semibold">
-          {packet.next_action ?? <span className="text-zinc-500 italic">No next action recorded</span>}
+          {nextAction ? <AgentText text={nextAction} /> : <span className="text-zinc-500 italic">No next action recorded</span>}
         </p>
         <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
           {counts.length ? (
@@ -55,13 +58,13 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
           )}
           {packet.human.unanswered_questions ? <span>{packet.human.unanswered_questions} question(s) unanswered</span> : null}
           <VerdictLabel state={card.verdict.state} reasons={card.verdict.reasons} />
-          <time dateTime={packet.received_at}>{formatAge(now - Date.parse(packet.received_at))} ago</time>
+          <Age iso={packet.received_at} now={now} />
         </div>
         {packet.flags.length ? (
           <ul className="mt-2 space-y-0.5 text-xs break-words" aria-label="Flags">
             {packet.flags.map((flag) => (
               <li key={flag.code}>
-                <span className="font-semibold">{FLAG_TITLES[flag.code]}:</span> {flag.reason}
+                <span className="font-semibold">{FLAG_TITLES[flag.code]}:</span> <AgentText text={flag.reason} />
               </li>
             ))}
           </ul>
@@ -80,7 +83,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
         </div>
       ) : packet.human.decision ? (
         <p className="px-3 pb-2 text-xs text-zinc-600 dark:text-zinc-400">
-          {packet.human.decision.kind} by {packet.human.decision.by}
+          {packet.human.decision.kind} by <AgentText text={packet.human.decision.by} />
         </p>
       ) : null}
     </div>

@@ -1,12 +1,14 @@
 "use client";
 
-import { useThrottledRefresh } from "@/lib/live/use-throttled-refresh";
-import { isTextField } from "@/lib/browser/text-field";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
+import { useCallback, useMemo, useRef, useState } from "react";
+import { withQuery } from "@/lib/browser/fetch-parsed";
+import { isTextField } from "@/lib/browser/text-field";
+import { useDocumentKeys } from "@/lib/browser/use-document-keys";
+import { describeLive } from "@/lib/browser/use-ledger-refresh";
+import { useLiveQuery } from "@/lib/browser/use-live-query";
 import { boardDto, type BoardDto } from "@/lib/board/dto";
-import { useLedgerStream } from "@/lib/live/use-ledger-stream";
+import { Alert } from "@/components/ui/alert";
 import { BoardColumn } from "./board-column";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
 import { EmptyBoard } from "./empty-board";
@@ -26,13 +28,6 @@ function queryString(values: BoardFilterValues): string {
   return params.toString();
 }
 
-async function fetchBoard(search: string): Promise<BoardDto> {
-  const response = await fetch(`/api/v1/board${search ? `?${search}` : ""}`, { headers: { accept: "application/json" } });
-  if (!response.ok) throw new Error(`the board could not be loaded (HTTP ${response.status})`);
-  return boardDto.parse(await response.json());
-}
-
-
 const MOVES: Record<string, [number, number]> = {
   ArrowDown: [0, 1], j: [0, 1],
   ArrowUp: [0, -1], k: [0, -1],
@@ -47,27 +42,21 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
   const params = useSearchParams();
   const search = params.toString();
   const filters = useMemo(() => filtersFrom(new URLSearchParams(search)), [search]);
-  const queryClient = useQueryClient();
   const searchRef = useRef<HTMLInputElement>(null);
   const [position, setPosition] = useState<Position | null>(null);
   // Counts keyboard moves: only those move the DOM focus (a click or Tab already did).
   const [focusRequest, setFocusRequest] = useState(0);
 
-  const { data: board, error } = useQuery({
+  const { data: board, error, live } = useLiveQuery({
     queryKey: ["board", search],
-    queryFn: () => fetchBoard(search),
+    url: withQuery("/api/v1/board", search),
+    schema: boardDto,
+    what: "the board",
     initialData: search === initialSearch ? initialBoard : undefined,
     // A partial first paint is stale at once: the whole board is fetched after hydration.
     initialDataUpdatedAt: initialBoard.complete ? undefined : 0,
-    placeholderData: (previous) => previous,
+    keepPrevious: true,
   });
-
-  // A fetch already under way may have started before the event: it is cancelled and
-  // started again (cancelRefetch), else the news would wait for the next event.
-  const refresh = useThrottledRefresh(
-    useCallback(() => void queryClient.invalidateQueries({ queryKey: ["board"] }), [queryClient]),
-  );
-  const live = useLedgerStream({ url: "/api/v1/stream", onEvents: refresh, onReset: refresh });
 
   const setFilters = useCallback(
     (values: BoardFilterValues) => {
@@ -79,7 +68,8 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
   );
 
   const columns = board?.columns ?? [];
-  const onKeyDown = (event: globalThis.KeyboardEvent) => {
+  // Keyboard shortcuts work wherever the focus is on the page (a fresh load leaves it on <body>).
+  useDocumentKeys((event) => {
     const target = event.target as HTMLElement;
     const typing = isTextField(target);
     if (event.key === "/" && !typing) {
@@ -113,16 +103,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     const row = position ? Math.max(0, Math.min(count - 1, start.row + move[1])) : 0;
     setPosition({ column, row });
     setFocusRequest((count) => count + 1);
-  };
-
-  // Keyboard shortcuts work wherever the focus is on the page (a fresh load leaves it on <body>):
-  // a listener on the document, outside React's tree.
-  const handleKey = useEffectEvent((event: globalThis.KeyboardEvent) => onKeyDown(event));
-  useEffect(() => {
-    const listener = (event: globalThis.KeyboardEvent) => handleKey(event);
-    document.addEventListener("keydown", listener);
-    return () => document.removeEventListener("keydown", listener);
-  }, []);
+  });
 
   // Ages are measured from when the server made the board, so server and browser render alike.
   const now = Date.parse(board?.generated_at ?? initialBoard.generated_at);
@@ -131,14 +112,10 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
       <div className="flex flex-wrap items-end justify-between gap-3">
         <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
         <p className="text-xs text-zinc-500" role="status" aria-live="polite">
-          {board ? `${board.total} threads` : "loading"} · {live === "open" ? "live" : live === "connecting" ? "connecting…" : "reconnecting…"}
+          {board ? `${board.total} threads` : "loading"} · {describeLive(live)}
         </p>
       </div>
-      {error ? (
-        <p role="alert" className="rounded bg-red-50 p-2 text-sm text-red-800 dark:bg-red-950 dark:text-red-200">
-          {(error as Error).message}
-        </p>
-      ) : null}
+      {error ? <Alert>{error.message}</Alert> : null}
       {board && board.total === 0 && !search ? (
         <EmptyBoard />
       ) : (

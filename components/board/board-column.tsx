@@ -3,6 +3,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useRef } from "react";
 import type { BoardCardDto } from "@/lib/board/dto";
+import { CountPill } from "@/components/ui/badge";
 import { BoardCard } from "./board-card";
 
 interface BoardColumnProps {
@@ -51,9 +52,9 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, focusReq
     <section aria-labelledby={headingId} className="flex min-h-0 min-w-56 flex-1 basis-0 flex-col rounded-xl bg-zinc-100 dark:bg-zinc-900/50" data-column={id}>
       <h2 id={headingId} className="flex items-baseline justify-between px-3 pt-3 pb-2 text-sm font-semibold">
         <span>{title}</span>
-        <span className="rounded-full bg-zinc-200 px-2 text-xs dark:bg-zinc-800" aria-label={`${count} ${count === 1 ? "card" : "cards"}`}>
+        <CountPill className="px-2 text-xs" label={`${count} ${count === 1 ? "card" : "cards"}`}>
           {count}
-        </span>
+        </CountPill>
       </h2>
       <div ref={scrollRef} className="min-h-0 flex-1 overflow-y-auto px-2 pb-2" role="list" aria-label={`${title} cards`}>
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>

@@ -3,6 +3,7 @@
 import { forwardRef, useCallback, useEffect, useRef, useState } from "react";
 import { FLAG_CODES, FLAG_TITLES } from "@/lib/packet/lint";
 import { SEVERITIES } from "@/lib/packet/severity";
+import { Field, Input, Select } from "@/components/ui/field";
 
 export interface BoardFilterValues {
   q: string;
@@ -22,8 +23,6 @@ interface BoardFiltersProps {
 
 const TEXT_DEBOUNCE_MS = 250;
 const serialise = (values: BoardFilterValues) => JSON.stringify(FILTER_KEYS.map((key) => values[key]));
-const inputClass =
-  "rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-900 focus-visible:outline-2 focus-visible:outline-sky-600";
 
 /** The board's filters; every value lives in the URL so that a view can be shared. */
 export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(function BoardFilters({ values, onChange }, searchRef) {
@@ -61,17 +60,15 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
   }, [draft, values, send]);
 
   const text = (key: "q" | "agent" | "project" | "branch", label: string, ref?: typeof searchRef) => (
-    <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
-      {label}
-      <input
+    <Field label={label}>
+      <Input
         ref={ref}
         type="search"
         value={draft[key]}
         onChange={(event) => setDraft({ ...draft, [key]: event.target.value })}
-        className={inputClass}
         aria-keyshortcuts={key === "q" ? "/" : undefined}
       />
-    </label>
+    </Field>
   );
   return (
     <form role="search" aria-label="Filter the board" className="flex flex-wrap items-end gap-2" onSubmit={(event) => event.preventDefault()}>
@@ -79,28 +76,26 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
       {text("agent", "Agent")}
       {text("project", "Project")}
       {text("branch", "Branch")}
-      <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
-        Severity
-        <select className={inputClass} value={values.severity} onChange={(event) => choose("severity", event.target.value)}>
+      <Field label="Severity">
+        <Select value={values.severity} onChange={(event) => choose("severity", event.target.value)}>
           <option value="">any</option>
           {SEVERITIES.map((severity) => (
             <option key={severity} value={severity}>
               {severity}
             </option>
           ))}
-        </select>
-      </label>
-      <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
-        Flag
-        <select className={inputClass} value={values.flag} onChange={(event) => choose("flag", event.target.value)}>
+        </Select>
+      </Field>
+      <Field label="Flag">
+        <Select value={values.flag} onChange={(event) => choose("flag", event.target.value)}>
           <option value="">any</option>
           {FLAG_CODES.map((code) => (
             <option key={code} value={code}>
               {FLAG_TITLES[code]}
             </option>
           ))}
-        </select>
-      </label>
+        </Select>
+      </Field>
     </form>
   );
 });

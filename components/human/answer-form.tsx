@@ -1,6 +1,11 @@
 "use client";
 
 import { useState, type KeyboardEvent } from "react";
+import { AgentText } from "@/components/ui/agent-text";
+import { Alert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
+import { TextArea } from "@/components/ui/field";
+import { visibleText } from "@/lib/format/invisible";
 import { describeHumanSection } from "./human-state-line";
 import { useHumanAction } from "./use-human-action";
 
@@ -11,7 +16,7 @@ interface AnswerFormProps {
   question: { id: string; question: string; options?: string[] };
 }
 
-const BUTTON = "rounded px-2 py-0.5 text-xs font-semibold ring-1 ring-zinc-400 hover:bg-zinc-100 focus-visible:outline-2 focus-visible:outline-sky-600 disabled:opacity-50 dark:hover:bg-zinc-800";
+const OUTLINE = "ring-zinc-400 hover:bg-zinc-100 dark:hover:bg-zinc-800";
 
 /** Answers one of the agent's questions on the thread page: an offered option in one click, or text (Ctrl+Enter sends). */
 export function AnswerForm({ threadKey, packetId, revision, question }: AnswerFormProps) {
@@ -20,6 +25,7 @@ export function AnswerForm({ threadKey, packetId, revision, question }: AnswerFo
   const [base, setBase] = useState<{ packetId: string; revision: number } | null>(null);
   const basedOn = base ?? { packetId, revision };
   const sending = status.state === "sending";
+  const asked = visibleText(question.question);
 
   async function submit(answer: string, on = basedOn) {
     if (!answer.trim()) return;
@@ -41,50 +47,46 @@ export function AnswerForm({ threadKey, packetId, revision, question }: AnswerFo
   return (
     <div className="mt-1 space-y-1">
       {question.options?.length ? (
-        <div className="flex flex-wrap gap-1.5" role="group" aria-label={`Options for: ${question.question}`}>
+        <div className="flex flex-wrap gap-1.5" role="group" aria-label={`Options for: ${asked}`}>
           {question.options.map((option) => (
-            <button key={option} type="button" className={BUTTON} disabled={sending} onClick={() => void submit(option)}>
-              {option}
-            </button>
+            <Button key={option} variant="small" className={OUTLINE} disabled={sending} onClick={() => void submit(option)}>
+              <AgentText text={option} />
+            </Button>
           ))}
         </div>
       ) : null}
       <div className="flex items-start gap-2">
-        <textarea
+        <TextArea
           rows={2}
           value={text}
           onChange={(event) => setText(event.target.value)}
           onKeyDown={onKey}
           disabled={sending}
-          aria-label={`Answer: ${question.question}`}
+          aria-label={`Answer: ${asked}`}
           placeholder="Your answer (Ctrl+Enter sends)"
-          className="min-w-0 flex-1 rounded border border-zinc-300 bg-white p-1.5 text-sm dark:border-zinc-700 dark:bg-zinc-950"
+          className="min-w-0 flex-1"
         />
-        <button type="button" className={BUTTON} disabled={sending || !text.trim()} onClick={() => void submit(text)} aria-label={`Send answer: ${question.question}`}>
+        <Button variant="small" className={OUTLINE} disabled={sending || !text.trim()} onClick={() => void submit(text)} aria-label={`Send answer: ${asked}`}>
           Send
-        </button>
+        </Button>
       </div>
-      {status.state === "error" ? (
-        <p role="alert" className="text-xs text-red-700 dark:text-red-400">
-          {status.message}
-        </p>
-      ) : null}
+      {status.state === "error" ? <Alert size="compact">{status.message}</Alert> : null}
       {status.state === "conflict" ? (
-        <div role="alert" className="space-y-1 rounded bg-amber-50 p-2 text-xs text-amber-900 dark:bg-amber-950 dark:text-amber-100">
+        <Alert tone="warning" size="compact" className="space-y-1">
           <p>{status.message}</p>
           {status.current ? (
             <>
               <p>Now: {describeHumanSection(status.current.human)}</p>
-              <button
-                type="button"
-                className={BUTTON}
+              <Button
+                variant="small"
+                className={OUTLINE}
                 onClick={() => void submit(text, { packetId: status.current!.packet_id, revision: status.current!.human.revision })}
               >
                 Send again
-              </button>
+              </Button>
             </>
           ) : null}
-        </div>
+        </Alert>
       ) : null}
     </div>
   );

@@ -2,6 +2,10 @@
 
 import { useRef, useState, type KeyboardEvent } from "react";
 import type { HumanDecision } from "@/lib/human/section";
+import { AgentText } from "@/components/ui/agent-text";
+import { Alert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
+import { TextArea } from "@/components/ui/field";
 import { describeHumanSection } from "./human-state-line";
 import { useHumanAction } from "./use-human-action";
 
@@ -17,7 +21,6 @@ interface DecisionControlsProps {
   tabIndex?: number;
 }
 
-const BUTTON = "rounded px-2 py-0.5 text-xs font-semibold ring-1 focus-visible:outline-2 focus-visible:outline-sky-600 disabled:opacity-50";
 
 /**
  * Approve (one click) and intervene (a text field in place, Enter sends),
@@ -67,34 +70,34 @@ export function DecisionControls({ threadKey, packetId, revision, decision, name
       <div className="flex flex-wrap items-center gap-2">
         {decision ? (
           <span className="text-xs text-zinc-600 dark:text-zinc-400">
-            {decision.kind} by {decision.by}
+            {decision.kind} by <AgentText text={decision.by} />
           </span>
         ) : null}
-        <button
-          type="button"
+        <Button
+          variant="small"
           tabIndex={tabIndex}
           disabled={sending || decision?.kind === "approved"}
           onClick={() => void approve()}
           aria-label={`Approve ${name}`}
-          className={`${BUTTON} text-emerald-800 ring-emerald-600 hover:bg-emerald-50 dark:text-emerald-300 dark:hover:bg-emerald-950`}
+          className="text-emerald-800 ring-emerald-600 hover:bg-emerald-50 dark:text-emerald-300 dark:hover:bg-emerald-950"
         >
           Approve
-        </button>
-        <button
-          type="button"
+        </Button>
+        <Button
+          variant="small"
           tabIndex={tabIndex}
           disabled={sending}
           ref={interveneButton}
           aria-expanded={intervening}
           onClick={() => setIntervening((open) => !open)}
           aria-label={`Intervene on ${name}`}
-          className={`${BUTTON} text-amber-800 ring-amber-600 hover:bg-amber-50 dark:text-amber-300 dark:hover:bg-amber-950`}
+          className="text-amber-800 ring-amber-600 hover:bg-amber-50 dark:text-amber-300 dark:hover:bg-amber-950"
         >
           Intervene
-        </button>
+        </Button>
       </div>
       {intervening ? (
-        <textarea
+        <TextArea
           autoFocus
           rows={2}
           value={instruction}
@@ -103,16 +106,12 @@ export function DecisionControls({ threadKey, packetId, revision, decision, name
           disabled={sending}
           aria-label={`Instructions for the next session of ${name} (Enter sends, Shift+Enter for a new line)`}
           placeholder="What must the next session do first? Enter sends."
-          className="w-full rounded border border-zinc-300 bg-white p-1.5 text-sm dark:border-zinc-700 dark:bg-zinc-950"
+          className="w-full"
         />
       ) : null}
-      {status.state === "error" ? (
-        <p role="alert" className="text-xs text-red-700 dark:text-red-400">
-          {status.message}
-        </p>
-      ) : null}
+      {status.state === "error" ? <Alert size="compact">{status.message}</Alert> : null}
       {status.state === "conflict" ? (
-        <div role="alert" className="space-y-1 rounded bg-amber-50 p-2 text-xs text-amber-900 dark:bg-amber-950 dark:text-amber-100">
+        <Alert tone="warning" size="compact" className="space-y-1">
           <p>{status.message}</p>
           {status.current ? (
             <>
@@ -120,19 +119,19 @@ export function DecisionControls({ threadKey, packetId, revision, decision, name
                 Now: {status.current.packet_id === packetId ? "" : "a newer packet arrived; "}
                 {describeHumanSection(status.current.human)}
               </p>
-              <button
-                type="button"
-                className={`${BUTTON} ring-amber-700`}
+              <Button
+                variant="small"
+                className="ring-amber-700"
                 onClick={() => {
                   setBase({ packetId: status.current!.packet_id, revision: status.current!.human.revision });
                   reset();
                 }}
               >
                 Act on the current state
-              </button>
+              </Button>
             </>
           ) : null}
-        </div>
+        </Alert>
       ) : null}
     </div>
   );

@@ -1,6 +1,7 @@
 import type { HumanSection } from "@/lib/human/section";
-
-const when = (at: string) => at.replace("T", " ").slice(0, 16);
+import { AgentText } from "@/components/ui/agent-text";
+import { Badge } from "@/components/ui/badge";
+import { Moment } from "@/components/ui/time";
 
 /** What people decided, answered and asked on the active packet: the `human` section the next session reads. */
 export function HumanSectionView({ human }: { human: HumanSection }) {
@@ -9,9 +10,12 @@ export function HumanSectionView({ human }: { human: HumanSection }) {
     <div className="space-y-2 text-sm">
       {human.decision ? (
         <p>
-          <span className="font-semibold">{human.decision.kind === "approved" ? "Approved" : "Intervened"}</span> by {human.decision.by} at{" "}
-          <time dateTime={human.decision.at}>{when(human.decision.at)}</time>
-          {human.decision.note ? `: ${human.decision.note}` : ""}
+          <span className="font-semibold">{human.decision.kind === "approved" ? "Approved" : "Intervened"}</span> by <AgentText text={human.decision.by} /> at <Moment iso={human.decision.at} />
+          {human.decision.note ? (
+            <>
+              : <AgentText text={human.decision.note} multiline />
+            </>
+          ) : null}
         </p>
       ) : null}
       {human.questions.length ? (
@@ -20,14 +24,17 @@ export function HumanSectionView({ human }: { human: HumanSection }) {
           <ul className="list-disc pl-5">
             {human.questions.map((question) => (
               <li key={question.id}>
-                {question.blocking ? <span className="mr-1 rounded bg-amber-700 px-1 text-xs text-white">blocking</span> : null}
-                <span className="whitespace-pre-wrap">{question.text}</span> <span className="text-xs text-zinc-500">({question.by}, {when(question.at)})</span>
+                {question.blocking ? <Badge className="mr-1 bg-amber-700 text-white">blocking</Badge> : null}
+                <AgentText className="whitespace-pre-wrap" text={question.text} multiline />{" "}
+                <span className="text-xs text-zinc-500">
+                  (<AgentText text={question.by} />, <Moment iso={question.at} />)
+                </span>
               </li>
             ))}
           </ul>
         </div>
       ) : null}
-      <p className="text-xs text-zinc-500">Revision {human.revision}, updated {human.updated_at ? when(human.updated_at) : "never"}.</p>
+      <p className="text-xs text-zinc-500">Revision {human.revision}, updated {human.updated_at ? <Moment iso={human.updated_at} /> : "never"}.</p>
     </div>
   );
 }

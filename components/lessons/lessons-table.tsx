@@ -1,9 +1,9 @@
 import Link from "next/link";
-import { formatAge } from "@/lib/format/age";
+import { AgentText } from "@/components/ui/agent-text";
+import { Age, Moment } from "@/components/ui/time";
 import type { LessonDto } from "@/lib/lessons/dto";
 import { threadHref } from "@/lib/threads/href";
 
-const utc = (at: string) => `${at.replace("T", " ").slice(0, 16)} UTC`;
 const cellClass = "px-2 py-2 align-top";
 
 /** The recurring failures, one row each; every agent string is rendered as text. */
@@ -24,19 +24,21 @@ export function LessonsTable({ lessons, now }: { lessons: LessonDto[]; now: numb
         {lessons.map((lesson) => (
           <tr key={lesson.fingerprint} className="border-b border-zinc-200 dark:border-zinc-800">
             <td className={cellClass}>
-              <code className="break-all whitespace-pre-wrap">{lesson.attempt}</code>
+              <code className="break-all whitespace-pre-wrap">
+                <AgentText text={lesson.attempt} multiline />
+              </code>
               {lesson.exit_code !== null ? <span className="ml-2 text-xs text-zinc-500">exit {lesson.exit_code}</span> : null}
             </td>
-            <td className={`${cellClass} whitespace-pre-wrap`}>{lesson.reason ?? <span className="text-zinc-500">no reason given</span>}</td>
+            <td className={`${cellClass} whitespace-pre-wrap`}>{lesson.reason ? <AgentText text={lesson.reason} multiline /> : <span className="text-zinc-500">no reason given</span>}</td>
             <td className={`${cellClass} text-right font-mono`}>{lesson.occurrences}</td>
             <td className={cellClass}>
               <ul aria-label={`${lesson.thread_count} ${lesson.thread_count === 1 ? "thread" : "threads"}`} className="space-y-0.5">
                 {lesson.threads.map((thread) => (
                   <li key={thread.key}>
                     <Link href={threadHref(thread.key)} className="break-all text-sky-700 underline dark:text-sky-400">
-                      {thread.key}
+                      <AgentText text={thread.key} />
                     </Link>
-                    {thread.agent ? <span className="ml-1 text-xs text-zinc-500">{thread.agent}</span> : null}
+                    {thread.agent ? <AgentText className="ml-1 text-xs text-zinc-500" text={thread.agent} /> : null}
                   </li>
                 ))}
                 {lesson.thread_count > lesson.threads.length ? (
@@ -45,10 +47,10 @@ export function LessonsTable({ lessons, now }: { lessons: LessonDto[]; now: numb
               </ul>
             </td>
             <td className={`${cellClass} whitespace-nowrap`}>
-              <time dateTime={lesson.last_seen} title={utc(lesson.last_seen)}>
-                {formatAge(now - Date.parse(lesson.last_seen))} ago
-              </time>
-              <span className="block text-xs text-zinc-500">since {utc(lesson.first_seen)}</span>
+              <Age iso={lesson.last_seen} now={now} />
+              <span className="block text-xs text-zinc-500">
+                since <Moment iso={lesson.first_seen} />
+              </span>
             </td>
           </tr>
         ))}

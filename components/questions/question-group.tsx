@@ -3,7 +3,13 @@
 import Link from "next/link";
 import { useId, useRef, useState, type KeyboardEvent } from "react";
 import { sendJson } from "@/lib/browser/send-json";
-import { formatAge } from "@/lib/format/age";
+import { AgentText } from "@/components/ui/agent-text";
+import { Alert } from "@/components/ui/alert";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { TextArea } from "@/components/ui/field";
+import { Age } from "@/components/ui/time";
+import { visibleText } from "@/lib/format/invisible";
 import { sharedAnswerResultDto } from "@/lib/human/dto";
 import type { QuestionGroupDto } from "@/lib/human/inbox-dto";
 import { threadHref } from "@/lib/threads/href";
@@ -118,31 +124,33 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
       }`}
     >
       <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
-        {group.blocking ? (
-          <span className="rounded bg-red-100 px-1.5 py-0.5 font-semibold text-red-800 uppercase dark:bg-red-950 dark:text-red-200">Blocking</span>
-        ) : null}
+        {group.blocking ? <Badge className="bg-red-100 font-semibold text-red-800 uppercase dark:bg-red-950 dark:text-red-200">Blocking</Badge> : null}
         <span>asked by {plural(threads, "thread")}</span>
-        <time dateTime={group.asked_at}>{formatAge(now - Date.parse(group.asked_at))} ago</time>
+        <Age iso={group.asked_at} now={now} />
       </div>
       <h2 id={questionId} className="mt-1.5 text-lg leading-snug font-semibold break-words whitespace-pre-wrap">
-        {group.question}
+        <AgentText text={group.question} multiline />
       </h2>
       <ul className="mt-2 space-y-1 text-sm" aria-label="Threads asking">
         {group.items.map((item) => (
           <li key={`${item.thread_key}\u0000${item.question_id}`} className="break-words">
             <Link href={threadHref(item.thread_key)} className="font-mono text-sky-700 underline dark:text-sky-400">
-              {item.thread_key}
+              <AgentText text={item.thread_key} />
             </Link>{" "}
-            <span className="text-zinc-600 dark:text-zinc-400">· {item.agent ?? "unknown agent"}</span>
+            <span className="text-zinc-600 dark:text-zinc-400">
+              · {item.agent ? <AgentText text={item.agent} /> : "unknown agent"}
+            </span>
             {threads > 1 ? (
-              <>
+              <span className="text-xs text-zinc-500">
                 {" "}
-                <time dateTime={item.asked_at} className="text-xs text-zinc-500">
-                  · {formatAge(now - Date.parse(item.asked_at))} ago
-                </time>
-              </>
+                · <Age iso={item.asked_at} now={now} />
+              </span>
             ) : null}
-            {item.context ? <p className="mt-0.5 text-zinc-700 whitespace-pre-wrap dark:text-zinc-300">{item.context}</p> : null}
+            {item.context ? (
+              <p className="mt-0.5 text-zinc-700 whitespace-pre-wrap dark:text-zinc-300">
+                <AgentText text={item.context} multiline />
+              </p>
+            ) : null}
           </li>
         ))}
       </ul>
@@ -158,49 +166,34 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
           {group.options.length ? (
             <div role="group" aria-label="Offered answers" className="flex flex-wrap gap-2">
               {group.options.map((option) => (
-                <button
-                  key={option}
-                  type="button"
-                  disabled={pending}
-                  onClick={() => void send(option)}
-                  className="rounded bg-zinc-100 px-2.5 py-1 text-sm font-medium ring-1 ring-zinc-300 hover:bg-zinc-200 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:outline-none disabled:opacity-50 dark:bg-zinc-800 dark:ring-zinc-700 dark:hover:bg-zinc-700"
-                >
-                  {option}
-                </button>
+                <Button key={option} variant="choice" disabled={pending} onClick={() => void send(option)}>
+                  <AgentText text={option} />
+                </Button>
               ))}
             </div>
           ) : null}
-          <textarea
+          <TextArea
             ref={textarea}
-            aria-label={`Answer: ${group.question}`}
+            aria-label={`Answer: ${visibleText(group.question)}`}
             value={draft}
             onChange={(event) => setDraft(event.target.value)}
             onKeyDown={onTextareaKeyDown}
             rows={2}
             maxLength={MAX_ANSWER}
             placeholder={threads > 1 ? `One answer for all ${threads} threads` : "Your answer"}
-            className="block w-full rounded border-0 bg-zinc-50 p-2 text-sm ring-1 ring-zinc-300 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:outline-none dark:bg-zinc-950 dark:ring-zinc-700"
+            className="block w-full"
           />
           <div className="flex flex-wrap items-center gap-3">
-            <button
-              type="submit"
-              aria-label={sendName}
-              disabled={pending || !draft.trim()}
-              className="rounded bg-sky-700 px-3 py-1 text-sm font-semibold text-white hover:bg-sky-800 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:ring-offset-2 focus-visible:outline-none disabled:opacity-50"
-            >
+            <Button type="submit" variant="primary" aria-label={sendName} disabled={pending || !draft.trim()}>
               {sendName}
-            </button>
+            </Button>
             <span className="text-xs text-zinc-500">{pending ? "Sending…" : "Ctrl+Enter sends · Esc goes back to the list"}</span>
           </div>
-          {alert ? (
-            <p role="alert" className="rounded bg-red-50 p-2 text-sm text-red-800 dark:bg-red-950 dark:text-red-200">
-              {alert}
-            </p>
-          ) : null}
+          {alert ? <Alert>{alert}</Alert> : null}
         </form>
       ) : group.options.length ? (
         <p className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
-          Offered answers: {group.options.join(" · ")}
+          Offered answers: <AgentText text={group.options.join(" · ")} />
         </p>
       ) : null}
     </article>

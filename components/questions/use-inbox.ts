@@ -1,27 +1,26 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
 import { inboxDto, type InboxDto } from "@/lib/human/inbox-dto";
+import { useLiveQuery } from "@/lib/browser/use-live-query";
 
 /** The react-query key of the questions inbox: the list and the heading's count share it. */
 export const INBOX_QUERY_KEY = ["questions"] as const;
 
-async function fetchInbox(): Promise<InboxDto> {
-  const response = await fetch("/api/v1/questions", { headers: { accept: "application/json" }, credentials: "same-origin" });
-  if (!response.ok) throw new Error(`the questions could not be loaded (HTTP ${response.status})`);
-  return inboxDto.parse(await response.json());
-}
-
 /**
- * The inbox as the server rendered it, then as refetched. `loadedAt` (ms) is
- * when the shown data was made: the server's time at first, so ages render
- * the same on the server and in the browser.
+ * The inbox as the server rendered it, then as refetched. `loadedAt` (ms) is when the
+ * shown data was made: the server's time at first, so ages render the same on the server
+ * and in the browser. `followLedger`: whether this component keeps it live (the list
+ * does; the heading's count shares its key and needs no stream of its own).
  */
-export function useInbox(initialInbox: InboxDto, loadedAt: number) {
-  return useQuery({
+export function useInbox(initialInbox: InboxDto, loadedAt: number, followLedger = true) {
+  const query = useLiveQuery({
     queryKey: INBOX_QUERY_KEY,
-    queryFn: fetchInbox,
+    url: "/api/v1/questions",
+    schema: inboxDto,
+    what: "the questions",
     initialData: initialInbox,
     initialDataUpdatedAt: loadedAt,
+    followLedger,
   });
+  return { ...query, data: query.data ?? initialInbox };
 }

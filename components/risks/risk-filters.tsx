@@ -1,6 +1,7 @@
 "use client";
 
 import { useState } from "react";
+import { Checkbox, Field, Input } from "@/components/ui/field";
 
 /**
  * The risks view's filters, kept in the URL so a view can be shared: free text
@@ -30,22 +31,16 @@ export function RiskFilters({ search, onChange }: { search: string; onChange: (n
         }}
         className="flex items-end gap-2"
       >
-        <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
-          Search risks
-          <input
-            type="search"
-            value={text}
-            onChange={(event) => setText(event.target.value)}
-            placeholder="detail, thread or agent; Enter"
-            maxLength={200}
-            className="mt-0.5 w-72 rounded border-0 bg-white px-2 py-1 text-sm text-zinc-900 ring-1 ring-zinc-300 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:outline-none dark:bg-zinc-900 dark:text-zinc-100 dark:ring-zinc-700"
-          />
-        </label>
+        <Field label="Search risks">
+          <Input type="search" value={text} onChange={(event) => setText(event.target.value)} placeholder="detail, thread or agent; Enter" maxLength={200} className="w-72" />
+        </Field>
       </form>
-      <label className="flex items-center gap-2 text-sm text-zinc-700 dark:text-zinc-300">
-        <input type="checkbox" checked={showAll} onChange={(event) => apply({ state: event.target.checked ? "all" : null })} className="size-4 accent-sky-700" />
-        Show resolved and snoozed
-      </label>
+      <Checkbox
+        label="Show resolved and snoozed"
+        checked={showAll}
+        onChange={(event) => apply({ state: event.target.checked ? "all" : null })}
+        className="text-zinc-700 dark:text-zinc-300"
+      />
     </div>
   );
 }

@@ -1,10 +1,12 @@
 "use client";
 
-import { formatMoment } from "@/lib/format/moment";
 import Link from "next/link";
 import { useId } from "react";
 import { SeverityBadge } from "@/components/threads/severity-badge";
-import { formatAge } from "@/lib/format/age";
+import { AgentText } from "@/components/ui/agent-text";
+import { Badge } from "@/components/ui/badge";
+import { Age, Moment } from "@/components/ui/time";
+import { visibleText } from "@/lib/format/invisible";
 import type { RiskGroupDto } from "@/lib/risks/dto";
 import type { RiskState } from "@/lib/risks/triage-state";
 import { threadHref } from "@/lib/threads/href";
@@ -18,16 +20,13 @@ const STATE_STYLES: Record<RiskState, string> = {
 };
 
 export function StateBadge({ state }: { state: RiskState }) {
-  return <span className={`rounded px-1.5 py-0.5 text-xs ${STATE_STYLES[state]}`}>{state}</span>;
+  return <Badge className={STATE_STYLES[state]}>{state}</Badge>;
 }
 
 function Seen({ label, at, now }: { label: string; at: string; now: number }) {
   return (
     <span>
-      {label}{" "}
-      <time dateTime={at} title={at}>
-        {formatAge(now - Date.parse(at))} ago
-      </time>
+      {label} <Age iso={at} now={now} />
     </span>
   );
 }
@@ -75,7 +74,7 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
           type="checkbox"
           checked={selected}
           onChange={onToggle}
-          aria-label={`Select ${group.detail}`}
+          aria-label={`Select ${visibleText(group.detail)}`}
           tabIndex={current ? 0 : -1}
           className="mt-1 size-4 shrink-0 accent-sky-700"
         />
@@ -88,25 +87,30 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
           ))}
         </div>
         <p id={detailId} className="mt-1 font-medium break-words whitespace-pre-wrap">
-          {group.detail}
+          <AgentText text={group.detail} multiline />
         </p>
         <ul className="mt-1 space-y-0.5 text-sm" aria-label="Threads carrying it">
           {group.threads.map((thread) => (
             <li key={thread.thread_key} className="flex flex-wrap items-center gap-x-2 break-words">
               <Link href={threadHref(thread.thread_key)} className="font-mono text-sky-700 underline dark:text-sky-400">
-                {thread.thread_key}
+                <AgentText text={thread.thread_key} />
               </Link>
-              <span className="text-zinc-600 dark:text-zinc-400">· {thread.agent ?? "unknown agent"}</span>
+              <span className="text-zinc-600 dark:text-zinc-400">· {thread.agent ? <AgentText text={thread.agent} /> : "unknown agent"}</span>
               {thread.severity !== group.severity ? <span className="text-xs text-zinc-500">· {thread.severity}</span> : null}
               {group.threads.length > 1 || thread.state !== "open" ? <StateBadge state={thread.state} /> : null}
               {thread.triage ? (
                 <span className="text-xs text-zinc-500">
                   by {thread.triage.by}
-                  {thread.triage.state === "snoozed"
-                    ? thread.triage.snoozed_until
-                      ? ` until ${formatMoment(thread.triage.snoozed_until)}`
-                      : " until its severity rises"
-                    : ""}
+                  {thread.triage.state === "snoozed" ? (
+                    thread.triage.snoozed_until ? (
+                      <>
+                        {" "}
+                        until <Moment iso={thread.triage.snoozed_until} />
+                      </>
+                    ) : (
+                      " until its severity rises"
+                    )
+                  ) : null}
                 </span>
               ) : null}
             </li>

@@ -1,6 +1,9 @@
 "use client";
 
-import { useId, useState, type KeyboardEvent } from "react";
+import { useId, useState } from "react";
+import { Button } from "@/components/ui/button";
+import { InlineDialog } from "@/components/ui/dialog";
+import { Field, Input } from "@/components/ui/field";
 
 /** A local calendar date (YYYY-MM-DD), as a date input reads and writes it. */
 function localDate(date: Date): string {
@@ -33,21 +36,8 @@ export function SnoozeChoice({ what, pending, onSnooze, onCancel }: SnoozeChoice
   const [date, setDate] = useState(() => localDate(new Date(today.getFullYear(), today.getMonth(), today.getDate() + 7)));
   const valid = /^\d{4}-\d{2}-\d{2}$/.test(date) && date >= tomorrow;
 
-  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    if (event.key === "Escape") {
-      event.preventDefault();
-      event.stopPropagation();
-      onCancel();
-    }
-  };
-
   return (
-    <div
-      role="dialog"
-      aria-label={`Snooze ${what}`}
-      onKeyDown={onKeyDown}
-      className="flex flex-wrap items-end gap-3 rounded-lg bg-white p-3 shadow ring-1 ring-violet-300 dark:bg-zinc-900 dark:ring-violet-800"
-    >
+    <InlineDialog label={`Snooze ${what}`} onClose={onCancel} className="flex flex-wrap items-end gap-3 ring-violet-300 dark:ring-violet-800">
       <form
         className="flex flex-wrap items-end gap-2"
         onSubmit={(event) => {
@@ -55,9 +45,8 @@ export function SnoozeChoice({ what, pending, onSnooze, onCancel }: SnoozeChoice
           if (valid) onSnooze(startOfLocalDay(date));
         }}
       >
-        <label htmlFor={`${id}-date`} className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
-          Snooze until
-          <input
+        <Field label="Snooze until">
+          <Input
             id={`${id}-date`}
             // Focus lands here when the choice opens.
             autoFocus
@@ -66,32 +55,18 @@ export function SnoozeChoice({ what, pending, onSnooze, onCancel }: SnoozeChoice
             min={tomorrow}
             value={date}
             onChange={(event) => setDate(event.target.value)}
-            className="mt-0.5 rounded border-0 bg-zinc-50 px-2 py-1 text-sm text-zinc-900 ring-1 ring-zinc-300 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:outline-none dark:bg-zinc-950 dark:text-zinc-100 dark:ring-zinc-700"
           />
-        </label>
-        <button
-          type="submit"
-          disabled={pending || !valid}
-          className="rounded bg-violet-700 px-3 py-1 text-sm font-semibold text-white hover:bg-violet-800 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:ring-offset-2 focus-visible:outline-none disabled:opacity-50"
-        >
+        </Field>
+        <Button type="submit" variant="snooze" disabled={pending || !valid}>
           Snooze until this date
-        </button>
+        </Button>
       </form>
-      <button
-        type="button"
-        disabled={pending}
-        onClick={() => onSnooze(null)}
-        className="rounded bg-zinc-100 px-3 py-1 text-sm font-medium ring-1 ring-zinc-300 hover:bg-zinc-200 focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:outline-none disabled:opacity-50 dark:bg-zinc-800 dark:ring-zinc-700 dark:hover:bg-zinc-700"
-      >
+      <Button variant="choice" disabled={pending} onClick={() => onSnooze(null)}>
         Until severity rises
-      </button>
-      <button
-        type="button"
-        onClick={onCancel}
-        className="rounded px-3 py-1 text-sm text-zinc-700 underline focus-visible:ring-2 focus-visible:ring-sky-600 focus-visible:outline-none dark:text-zinc-300"
-      >
+      </Button>
+      <Button variant="link" onClick={onCancel}>
         Cancel
-      </button>
-    </div>
+      </Button>
+    </InlineDialog>
   );
 }

@@ -1,23 +1,25 @@
 import { describeLedgerEvent } from "@/lib/ledger/describe";
 import type { LedgerEventDto } from "@/lib/ledger/dto";
-import { Section } from "./section";
+import { AgentText } from "@/components/ui/agent-text";
+import { Panel } from "@/components/ui/panel";
+import { Moment } from "@/components/ui/time";
 
 /** The thread's ledger: who did what, when; nothing here is ever edited. */
 export function LedgerList({ events }: { events: LedgerEventDto[] }) {
   return (
-    <Section id="ledger" title="Ledger">
+    <Panel headingId="ledger" title="Ledger">
       <ol className="space-y-1 text-sm">
         {events.map((event) => (
           <li key={event.seq} className="flex flex-wrap gap-2">
-            <time dateTime={event.at} className="font-mono text-xs text-zinc-500">
-              {event.at.replace("T", " ").slice(0, 19)}
-            </time>
-            <span>{describeLedgerEvent(event)}</span>
-            <span className="text-xs text-zinc-500">by {event.actor}</span>
+            <Moment iso={event.at} className="font-mono text-xs text-zinc-500" />
+            <AgentText text={describeLedgerEvent(event)} />
+            <span className="text-xs text-zinc-500">
+              by <AgentText text={event.actor} />
+            </span>
             {event.packet_id ? <code className="text-xs text-zinc-500">{event.packet_id}</code> : null}
           </li>
         ))}
       </ol>
-    </Section>
+    </Panel>
   );
 }

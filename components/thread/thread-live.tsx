@@ -1,20 +1,17 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useCallback } from "react";
-import type { LedgerEventDto } from "@/lib/ledger/dto";
-import { useLedgerStream } from "@/lib/live/use-ledger-stream";
+import { REFRESH_EVERY_MS } from "@/lib/browser/refresh-scheduler";
+import { useLedgerRefresh } from "@/lib/browser/use-ledger-refresh";
 
-/** Re-renders the thread page from the server when its thread's ledger moves. */
+/** Re-renders the thread page from the server when its thread's ledger moves (at most twice a second). */
 export function ThreadLive({ threadKey }: { threadKey: string }) {
   const router = useRouter();
-  const onEvents = useCallback(
-    (events: LedgerEventDto[]) => {
-      if (events.some((event) => event.thread_key === threadKey)) router.refresh();
+  useLedgerRefresh([
+    {
+      refresh: () => router.refresh(),
+      gapFor: (events) => (events.some((event) => event.thread_key === threadKey) ? REFRESH_EVERY_MS : null),
     },
-    [router, threadKey],
-  );
-  const refresh = useCallback(() => router.refresh(), [router]);
-  useLedgerStream({ url: "/api/v1/stream", onEvents, onReset: refresh });
+  ]);
   return null;
 }

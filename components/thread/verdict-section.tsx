@@ -1,6 +1,8 @@
 import type { VerdictPointerReadingDto, VerdictReadingDto, ReviewReportDto, VerificationReportDto } from "@/lib/verdict/dto";
 import { SeverityBadge } from "@/components/threads/severity-badge";
-import { Section } from "./section";
+import { AgentText } from "@/components/ui/agent-text";
+import { Badge } from "@/components/ui/badge";
+import { Panel } from "@/components/ui/panel";
 
 const STATE_STYLE = {
   pass: "bg-emerald-700 text-white",
@@ -11,12 +13,10 @@ const STATE_STYLE = {
 /** The verification and review reports behind the verdict pointers, read from the workspace root. */
 export function VerdictSection({ reading }: { reading: VerdictReadingDto }) {
   return (
-    <Section id="verdict" title="Verdict">
+    <Panel headingId="verdict" title="Verdict">
       <p className="flex flex-wrap items-center gap-2">
-        <span className={`rounded px-2 py-0.5 text-sm font-semibold uppercase ${STATE_STYLE[reading.summary.state]}`}>
-          {reading.summary.state}
-        </span>
-        <span className="text-sm">{reading.summary.reasons.join("; ")}</span>
+        <Badge large className={`font-semibold uppercase ${STATE_STYLE[reading.summary.state]}`}>{reading.summary.state}</Badge>
+        <AgentText className="text-sm" text={reading.summary.reasons.join("; ")} />
       </p>
       <ul className="mt-3 space-y-3">
         {reading.pointers.map((pointer, index) => (
@@ -25,14 +25,17 @@ export function VerdictSection({ reading }: { reading: VerdictReadingDto }) {
           </li>
         ))}
       </ul>
-    </Section>
+    </Panel>
   );
 }
 
 function PointerReading({ pointer }: { pointer: VerdictPointerReadingDto }) {
   const label = (
     <span className="text-xs text-zinc-500">
-      {pointer.kind} · <code>{pointer.ref}</code>
+      {pointer.kind} ·{" "}
+      <code>
+        <AgentText text={pointer.ref} />
+      </code>
     </span>
   );
   if (pointer.status === "link" && pointer.url) {
@@ -50,7 +53,11 @@ function PointerReading({ pointer }: { pointer: VerdictPointerReadingDto }) {
     return (
       <p>
         {label} <span className="font-semibold">{words}</span>
-        {pointer.reason ? <span className="text-sm">: {pointer.reason}</span> : null}
+        {pointer.reason ? (
+          <span className="text-sm">
+            : <AgentText text={pointer.reason} />
+          </span>
+        ) : null}
       </p>
     );
   }
@@ -74,7 +81,12 @@ function Verification({ report }: { report: VerificationReportDto }) {
       <p className="font-semibold">
         Verification {report.passed ? "passed" : "did not pass"}
         {coverage ? <span className="font-normal"> · coverage {coverage}</span> : null}
-        {report.head_commit ? <span className="font-normal text-zinc-500"> · at {report.head_commit}</span> : null}
+        {report.head_commit ? (
+          <span className="font-normal text-zinc-500">
+            {" "}
+            · at <AgentText text={report.head_commit} />
+          </span>
+        ) : null}
       </p>
       <ul className="mt-1 space-y-1">
         {report.findings
@@ -84,7 +96,12 @@ function Verification({ report }: { report: VerificationReportDto }) {
               <li key={`${group.severity}-${index}`} className="flex gap-2">
                 <SeverityBadge severity={group.severity} />
                 <span>
-                  {finding.code ? <code className="text-xs">{finding.code}</code> : null} {finding.detail}
+                  {finding.code ? (
+                    <code className="text-xs">
+                      <AgentText text={finding.code} />
+                    </code>
+                  ) : null}{" "}
+                  <AgentText text={finding.detail} multiline />
                 </span>
               </li>
             )),
@@ -111,14 +128,18 @@ function Review({ report }: { report: ReviewReportDto }) {
         <tbody>
           {report.dimensions.map((dimension) => (
             <tr key={dimension.name}>
-              <td className="pr-3 font-mono text-xs">{dimension.name}</td>
+              <td className="pr-3 font-mono text-xs">
+                <AgentText text={dimension.name} />
+              </td>
               <td className="pr-3">{dimension.score}/2</td>
-              <td className="text-zinc-600 dark:text-zinc-400">{dimension.note}</td>
+              <td className="text-zinc-600 dark:text-zinc-400">
+                <AgentText text={dimension.note} multiline />
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
-      {report.missing_dimensions.length ? <p className="text-xs text-zinc-500">not scored: {report.missing_dimensions.join(", ")}</p> : null}
+      {report.missing_dimensions.length ? <p className="text-xs text-zinc-500">not scored: <AgentText text={report.missing_dimensions.join(", ")} /></p> : null}
     </div>
   );
 }

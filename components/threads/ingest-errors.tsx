@@ -1,4 +1,6 @@
 import type { LedgerEventDto } from "@/lib/ledger/dto";
+import { AgentText } from "@/components/ui/agent-text";
+import { Moment } from "@/components/ui/time";
 
 /** Watched files that could not be ingested, so that a broken generator is seen, not silent. */
 export function IngestErrors({ events }: { events: LedgerEventDto[] }) {
@@ -11,11 +13,11 @@ export function IngestErrors({ events }: { events: LedgerEventDto[] }) {
       <ul className="mt-2 space-y-1 text-sm">
         {events.map((event) => (
           <li key={event.seq}>
-            <span className="font-mono">{String(event.data.source_path ?? "unknown file")}</span>:{" "}
-            {String(event.data.message ?? event.data.code ?? "invalid")}{" "}
-            <time className="text-zinc-500" dateTime={event.at}>
-              ({event.at.replace("T", " ").slice(0, 16)} UTC)
-            </time>
+            <AgentText className="font-mono" text={String(event.data.source_path ?? "unknown file")} />:{" "}
+            <AgentText text={String(event.data.message ?? event.data.code ?? "invalid")} />{" "}
+            <span className="text-zinc-500">
+              (<Moment iso={event.at} />)
+            </span>
           </li>
         ))}
       </ul>

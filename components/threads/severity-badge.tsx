@@ -1,4 +1,5 @@
 import type { Severity } from "@/lib/packet/severity";
+import { Badge } from "@/components/ui/badge";
 
 /** The one severity palette: badges, and the timeline's version markers. */
 export const SEVERITY_STYLES: Record<Severity, string> = {
@@ -11,7 +12,7 @@ export const SEVERITY_STYLES: Record<Severity, string> = {
 
 export function SeverityBadge({ severity }: { severity: Severity | null }) {
   if (!severity) {
-    return <span className="rounded px-1.5 py-0.5 text-xs text-zinc-500 ring-1 ring-zinc-300">no risks</span>;
+    return <Badge className="text-zinc-500 ring-1 ring-zinc-300">no risks</Badge>;
   }
-  return <span className={`rounded px-1.5 py-0.5 text-xs font-semibold uppercase ${SEVERITY_STYLES[severity]}`}>{severity}</span>;
+  return <Badge className={`font-semibold uppercase ${SEVERITY_STYLES[severity]}`}>{severity}</Badge>;
 }

@@ -1,19 +1,21 @@
 "use client";
 
-import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useEffect, useMemo, useRef } from "react";
+import { useCallback, useMemo, useRef } from "react";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "@/components/board/board-filters";
+import { Alert } from "@/components/ui/alert";
+import { Field, Select } from "@/components/ui/field";
+import { fetchParsed, withQuery } from "@/lib/browser/fetch-parsed";
+import { isTextField } from "@/lib/browser/text-field";
+import { useDocumentKeys } from "@/lib/browser/use-document-keys";
+import { describeLive } from "@/lib/browser/use-ledger-refresh";
+import { useLiveQuery } from "@/lib/browser/use-live-query";
 import type { LedgerEventDto } from "@/lib/ledger/dto";
-import { useLedgerStream } from "@/lib/live/use-ledger-stream";
 import { timelineDto, timelineFeedDto, type TimelineDto, type TimelineFeedDto } from "@/lib/timeline/dto";
 import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS, WINDOW_LABELS, type TimelineWindow } from "@/lib/timeline/window";
 import { TimelineFeed } from "./timeline-feed";
 import { TimelineLanes } from "./timeline-lanes";
-import { useRefreshScheduler } from "./use-refresh-scheduler";
-
-const inputClass =
-  "rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-900 focus-visible:outline-2 focus-visible:outline-sky-600";
 
 /** How soon the lanes follow the ledger: a new packet or decision soon, a run of heartbeats (ticks only) less often. */
 const LANES_REFRESH_MS = 2_000;
@@ -38,18 +40,16 @@ function queryString(values: BoardFilterValues, window: TimelineWindow): string 
   return params.toString();
 }
 
-async function fetchJson<T>(url: string, parse: (value: unknown) => T, what: string): Promise<T> {
-  const response = await fetch(url, { headers: { accept: "application/json" }, credentials: "same-origin" });
-  if (!response.ok) throw new Error(`${what} could not be loaded (HTTP ${response.status})`);
-  return parse(await response.json());
+/** Ledger events that concern the lanes: none but heartbeats waits longer, anything else on a thread soon. */
+function lanesGap(events: LedgerEventDto[]): number | null {
+  const threadEvents = events.filter((event) => event.thread_key !== null);
+  if (!threadEvents.length) return null;
+  return threadEvents.every((event) => event.kind === "heartbeat") ? HEARTBEATS_REFRESH_MS : LANES_REFRESH_MS;
 }
 
-const withQuery = (path: string, search: string, extra?: Record<string, string>) => {
-  const params = new URLSearchParams(search);
-  for (const [key, value] of Object.entries(extra ?? {})) params.set(key, value);
-  const text = params.toString();
-  return text ? `${path}?${text}` : path;
-};
+/** The feed leaves heartbeats out: only other events on a thread refresh it. */
+const feedGap = (events: LedgerEventDto[]): number | null =>
+  events.some((event) => event.thread_key !== null && event.kind !== "heartbeat") ? FEED_REFRESH_MS : null;
 
 /** The timeline: server-rendered first lanes, then TanStack Query for all of them and the feed, refreshed by the ledger stream. */
 export function TimelineClient({ initialTimeline, initialSearch }: { initialTimeline: TimelineDto; initialSearch: string }) {
@@ -63,50 +63,29 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
   const searchRef = useRef<HTMLInputElement>(null);
   const initial = search === initialSearch;
 
-  const { data: timeline, error } = useQuery({
-    queryKey: ["timeline", search],
-    queryFn: () => fetchJson(withQuery("/api/v1/timeline", search), (value) => timelineDto.parse(value), "the timeline"),
-    initialData: initial ? initialTimeline : undefined,
-    // A first paint with only the first lanes is stale at once: all of them are fetched after hydration.
-    initialDataUpdatedAt: initialTimeline.complete ? undefined : 0,
-    placeholderData: (previous) => previous,
-    refetchInterval: SLIDE_EVERY_MS,
-  });
-
   const feed = useInfiniteQuery({
     queryKey: ["timeline-feed", search],
     queryFn: ({ pageParam }) =>
-      fetchJson(
-        withQuery("/api/v1/timeline/feed", search, pageParam === undefined ? undefined : { before: String(pageParam) }),
-        (value) => timelineFeedDto.parse(value),
-        "the ledger",
-      ),
+      fetchParsed(withQuery("/api/v1/timeline/feed", search, pageParam === undefined ? undefined : { before: String(pageParam) }), timelineFeedDto, "the ledger"),
     initialPageParam: undefined as number | undefined,
     getNextPageParam: (last: TimelineFeedDto) => last.next_cursor ?? undefined,
     initialData: initial ? { pages: [initialTimeline.feed], pageParams: [undefined] } : undefined,
     placeholderData: (previous) => previous,
   });
 
-  const refreshLanes = useRefreshScheduler(useCallback(() => void queryClient.invalidateQueries({ queryKey: ["timeline"] }), [queryClient]));
-  const refreshFeed = useRefreshScheduler(useCallback(() => void queryClient.invalidateQueries({ queryKey: ["timeline-feed"] }), [queryClient]));
-  const onEvents = useCallback(
-    (events: LedgerEventDto[]) => {
-      const threadEvents = events.filter((event) => event.thread_key !== null);
-      if (!threadEvents.length) return;
-      if (threadEvents.every((event) => event.kind === "heartbeat")) {
-        refreshLanes(HEARTBEATS_REFRESH_MS);
-        return;
-      }
-      refreshLanes(LANES_REFRESH_MS);
-      refreshFeed(FEED_REFRESH_MS);
-    },
-    [refreshLanes, refreshFeed],
-  );
-  const onReset = useCallback(() => {
-    refreshLanes(0);
-    refreshFeed(0);
-  }, [refreshLanes, refreshFeed]);
-  const live = useLedgerStream({ url: "/api/v1/stream", onEvents, onReset });
+  const { data: timeline, error, live } = useLiveQuery({
+    queryKey: ["timeline", search],
+    url: withQuery("/api/v1/timeline", search),
+    schema: timelineDto,
+    what: "the timeline",
+    initialData: initial ? initialTimeline : undefined,
+    // A first paint with only the first lanes is stale at once: all of them are fetched after hydration.
+    initialDataUpdatedAt: initialTimeline.complete ? undefined : 0,
+    keepPrevious: true,
+    refetchInterval: SLIDE_EVERY_MS,
+    gapFor: lanesGap,
+    alsoRefresh: [{ refresh: () => void queryClient.invalidateQueries({ queryKey: ["timeline-feed"] }), gapFor: feedGap }],
+  });
 
   const navigate = useCallback(
     (values: BoardFilterValues, nextWindow: TimelineWindow) => {
@@ -117,19 +96,13 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
   );
   const setFilters = useCallback((values: BoardFilterValues) => navigate(values, timeWindow), [navigate, timeWindow]);
 
-  // "/" focuses the search wherever the focus is (a fresh load leaves it on <body>): a listener on the document, outside React.
-  useEffect(() => {
-    const listener = (event: globalThis.KeyboardEvent) => {
-      const target = event.target as HTMLElement;
-      const typing = target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA";
-      if (event.key === "/" && !typing) {
-        event.preventDefault();
-        searchRef.current?.focus();
-      }
-    };
-    document.addEventListener("keydown", listener);
-    return () => document.removeEventListener("keydown", listener);
-  }, []);
+  // "/" focuses the search wherever the focus is (a fresh load leaves it on <body>).
+  useDocumentKeys((event) => {
+    if (event.key === "/" && !isTextField(event.target as HTMLElement)) {
+      event.preventDefault();
+      searchRef.current?.focus();
+    }
+  });
 
   const shown = timeline ?? initialTimeline;
   const events = feed.data?.pages.flatMap((page) => page.events) ?? [];
@@ -138,29 +111,24 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
     <div className="flex flex-col gap-4">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <div className="flex flex-wrap items-end gap-2">
-          <label className="flex flex-col text-xs text-zinc-600 dark:text-zinc-400">
-            Window
-            <select className={inputClass} value={timeWindow} onChange={(event) => navigate(filters, event.target.value as TimelineWindow)}>
+          <Field label="Window">
+            <Select value={timeWindow} onChange={(event) => navigate(filters, event.target.value as TimelineWindow)}>
               {TIMELINE_WINDOWS.map((value) => (
                 <option key={value} value={value}>
                   {WINDOW_LABELS[value]}
                 </option>
               ))}
-            </select>
-          </label>
+            </Select>
+          </Field>
           <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
         </div>
         <p className="text-xs text-zinc-500" role="status" aria-live="polite">
           {shown.lanes_total} {shown.lanes_total === 1 ? "thread" : "threads"}
           {shown.lanes_total > shown.lanes.length && shown.complete ? ` (the ${shown.lanes.length} most recently active shown)` : ""} ·{" "}
-          {live === "open" ? "live" : live === "connecting" ? "connecting…" : "reconnecting…"}
+          {describeLive(live)}
         </p>
       </div>
-      {loadError ? (
-        <p role="alert" className="rounded bg-red-50 p-2 text-sm text-red-800 dark:bg-red-950 dark:text-red-200">
-          {(loadError as Error).message}
-        </p>
-      ) : null}
+      {loadError ? <Alert>{loadError.message}</Alert> : null}
       <Legend />
       <TimelineLanes timeline={shown} />
       <TimelineFeed

@@ -2,7 +2,9 @@
 
 import Link from "next/link";
 import type { TimelineFeedEventDto } from "@/lib/timeline/dto";
-import { formatMoment } from "@/lib/timeline/window";
+import { AgentText } from "@/components/ui/agent-text";
+import { Button } from "@/components/ui/button";
+import { Moment } from "@/components/ui/time";
 import { threadHref } from "@/lib/threads/href";
 
 interface TimelineFeedProps {
@@ -25,14 +27,14 @@ export function TimelineFeed({ events, windowLabel, hasOlder, loadingOlder, onLo
         <ol className="space-y-1 text-sm" aria-label="Ledger events">
           {events.map((event) => (
             <li key={event.seq} className="flex flex-wrap items-baseline gap-x-2">
-              <time dateTime={event.at} className="font-mono text-xs text-zinc-500">
-                {formatMoment(event.at)}
-              </time>
+              <Moment iso={event.at} className="font-mono text-xs text-zinc-500" />
               <Link href={threadHref(event.thread_key)} prefetch={false} className="break-all text-sky-700 underline dark:text-sky-400">
-                {event.thread_key}
+                <AgentText text={event.thread_key} />
               </Link>
-              <span className="break-words">{event.text}</span>
-              <span className="text-xs text-zinc-500">by {event.actor}</span>
+              <AgentText className="break-words" text={event.text} />
+              <span className="text-xs text-zinc-500">
+                by <AgentText text={event.actor} />
+              </span>
             </li>
           ))}
         </ol>
@@ -40,14 +42,9 @@ export function TimelineFeed({ events, windowLabel, hasOlder, loadingOlder, onLo
         <p className="text-sm text-zinc-500">Nothing happened to these threads in this window.</p>
       )}
       {hasOlder ? (
-        <button
-          type="button"
-          onClick={onLoadOlder}
-          disabled={loadingOlder}
-          className="rounded-md px-3 py-1 text-sm ring-1 ring-zinc-300 focus-visible:outline-2 focus-visible:outline-sky-600 disabled:opacity-50 dark:ring-zinc-700"
-        >
+        <Button onClick={onLoadOlder} disabled={loadingOlder}>
           {loadingOlder ? "Loading…" : "Show older events"}
-        </button>
+        </Button>
       ) : null}
     </section>
   );

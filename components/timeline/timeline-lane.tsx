@@ -6,6 +6,8 @@ import { createPortal } from "react-dom";
 import { SEVERITY_STYLES } from "@/components/threads/severity-badge";
 import type { TimelineLaneDto } from "@/lib/timeline/dto";
 import { threadHref } from "@/lib/threads/href";
+import { AgentText, AgentTextList } from "@/components/ui/agent-text";
+import { visibleText } from "@/lib/format/invisible";
 import { laneMarkers, type TimelineMarker } from "./markers";
 
 interface TimelineLaneProps {
@@ -73,8 +75,14 @@ function MarkerTooltip({ id, marker, rect }: { id: string; marker: TimelineMarke
         transform: `translate(-50%, ${below ? "0" : "-100%"})`,
       }}
     >
-      <p className="font-semibold">{marker.label}</p>
-      {marker.detail ? <p className="mt-0.5 whitespace-pre-wrap">{marker.detail}</p> : null}
+      <p className="font-semibold">
+        <AgentText text={marker.label} />
+      </p>
+      {marker.detail ? (
+        <p className="mt-0.5 whitespace-pre-wrap">
+          <AgentText text={marker.detail} multiline />
+        </p>
+      ) : null}
     </div>,
     document.body,
   );
@@ -100,7 +108,7 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
   const tipId = useId();
   const [tip, setTip] = useState<Tip | null>(null);
   const tabStop = current !== null && current < markers.length ? current : markers.length - 1;
-  const where = [lane.project, lane.branch, lane.topic].filter(Boolean).join("/");
+  const where = [lane.project, lane.branch, lane.topic].filter(Boolean);
   const sessions = sessionSummary(lane.sessions);
 
   const show = (marker: number, element: HTMLElement) => setTip({ marker, rect: element.getBoundingClientRect() });
@@ -120,9 +128,14 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
   return (
     <div className="flex h-10 items-center border-b border-zinc-200 dark:border-zinc-800" data-lane-index={index} data-thread-key={lane.key}>
       <div className="w-48 shrink-0 truncate pr-2 text-xs md:w-64">
-        <Link href={threadHref(lane.key)} prefetch={false} title={lane.key} className="rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-sky-600">
-          <span className="font-medium">{lane.agent ?? lane.key}</span>
-          {where ? <span className="text-zinc-500"> · {where}</span> : null}
+        <Link href={threadHref(lane.key)} prefetch={false} title={visibleText(lane.key)} className="rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-sky-600">
+          <AgentText className="font-medium" text={lane.agent ?? lane.key} />
+          {where.length ? (
+            <span className="text-zinc-500">
+              {" "}
+              · <AgentTextList items={where} separator="/" />
+            </span>
+          ) : null}
         </Link>
         {lane.versions_omitted ? <span className="block text-[10px] text-zinc-500">{lane.versions_omitted} older versions not drawn</span> : null}
       </div>
@@ -137,7 +150,7 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
             data-marker-index={position}
             data-marker-kind={marker.kind}
             tabIndex={position === tabStop ? 0 : -1}
-            aria-label={marker.label}
+            aria-label={visibleText(marker.label)}
             aria-describedby={tip?.marker === position ? tipId : undefined}
             className={markerClass(marker)}
             style={{ left: `${(marker.x * 100).toFixed(3)}%` }}

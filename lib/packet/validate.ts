@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { BatonError } from "../errors";
+import { INVISIBLE_SET } from "../format/invisible";
 import { CORE_FIELDS, JSON_MAX_DEPTH, PACKET_LIST_LIMITS, packetInputSchema, SHAPES, type PacketInput } from "./schema";
 
 export interface FieldProblem {
@@ -84,7 +85,6 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
  * name a thread they make keys that look like another's (`billing@main` twice), so such
  * a field is refused rather than cleaned (a cleaned key would merge two threads silently).
  */
-const INVISIBLE_SET = "[\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\u3164\\ufeff\\uffa0]";
 const INVISIBLE = new RegExp(INVISIBLE_SET, "u");
 /** Every such character, for callers that must show or strip them. */
 export const INVISIBLE_CHARACTERS = new RegExp(INVISIBLE_SET, "gu");

@@ -2,7 +2,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { LedgerList } from "@/components/thread/ledger-list";
 import { PacketSections } from "@/components/thread/packet-sections";
-import { Section } from "@/components/thread/section";
+import { Panel } from "@/components/ui/panel";
 import { ThreadLive } from "@/components/thread/thread-live";
 import { VersionHistory } from "@/components/thread/version-history";
 import { VerdictSection } from "@/components/thread/verdict-section";
@@ -19,6 +19,8 @@ import { abilitiesOf } from "@/lib/auth/roles";
 import { AnswerForm } from "@/components/human/answer-form";
 import { DecisionControls } from "@/components/human/decision-controls";
 import { HumanSectionView } from "@/components/human/human-section-view";
+import { AgentText, AgentTextList } from "@/components/ui/agent-text";
+import { buttonClass } from "@/components/ui/button";
 
 export const dynamic = "force-dynamic";
 
@@ -71,22 +73,24 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
         <Link href="/" className="text-sky-700 underline dark:text-sky-400">
           Board
         </Link>{" "}
-        / <span className="font-mono">{key}</span>
+        / <AgentText className="font-mono" text={key} />
       </nav>
       <header className="flex flex-wrap items-center gap-3">
-        <h1 className="text-2xl font-bold break-all">{thread.topic ?? thread.active_packet.task_id ?? key}</h1>
+        <h1 className="text-2xl font-bold break-all">
+          <AgentText text={thread.topic ?? thread.active_packet.task_id ?? key} />
+        </h1>
         <SeverityBadge severity={thread.active_packet.highest_severity} />
-        <span className="text-sm text-zinc-500">{[thread.agent, thread.project, thread.branch].filter(Boolean).join(" · ")}</span>
+        <AgentTextList className="text-sm text-zinc-500" items={[thread.agent, thread.project, thread.branch]} />
         <span className="ml-auto flex gap-2 text-sm">
-          <a href={`${base}/handoff.json`} download="handoff.json" className="rounded px-2 py-1 ring-1 ring-zinc-300 dark:ring-zinc-700">
+          <a href={`${base}/handoff.json`} download="handoff.json" className={buttonClass()}>
             Download handoff.json
           </a>
-          <a href={`${base}/handoff.md`} download="handoff.md" className="rounded px-2 py-1 ring-1 ring-zinc-300 dark:ring-zinc-700">
+          <a href={`${base}/handoff.md`} download="handoff.md" className={buttonClass()}>
             Download handoff.md
           </a>
         </span>
       </header>
-      <Section id="people" title="People">
+      <Panel headingId="people" title="People">
         <div className="space-y-3">
           <HumanSectionView human={thread.human} />
           {canAct ? (
@@ -99,7 +103,7 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
             />
           ) : null}
         </div>
-      </Section>
+      </Panel>
       <PacketSections
         packet={active.canonical}
         flags={thread.active_packet.flags}
@@ -109,8 +113,10 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
           if (latest) {
             return (
               <span className="mt-1 block rounded bg-emerald-50 p-1.5 dark:bg-emerald-950">
-                <span className="font-semibold">Answer:</span> <span className="whitespace-pre-wrap">{latest.answer}</span>{" "}
-                <span className="text-xs text-zinc-500">({latest.by})</span>
+                <span className="font-semibold">Answer:</span> <AgentText className="whitespace-pre-wrap" text={latest.answer} multiline />{" "}
+                <span className="text-xs text-zinc-500">
+                  (<AgentText text={latest.by} />)
+                </span>
               </span>
             );
           }
@@ -120,9 +126,9 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
       <VerdictSection reading={verdict} />
       <VersionHistory thread={thread} from={from} to={to} diff={diff} />
       <LedgerList events={events} />
-      <Section id="raw" title="Raw JSON (as received)">
+      <Panel headingId="raw" title="Raw JSON (as received)">
         <pre className="max-h-96 overflow-auto rounded bg-zinc-100 p-3 text-xs dark:bg-zinc-800">{JSON.stringify(active.received, null, 2)}</pre>
-      </Section>
+      </Panel>
     </main>
   );
 }

@@ -1,17 +1,4 @@
-import type { SendResult } from "@/lib/browser/send-json";
-
-/** Shared pieces of the sign-in, first-run and admin forms: styles and the error box. */
-
-export const inputClass =
-  "rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm aria-[invalid=true]:border-red-600 dark:border-zinc-700 dark:bg-zinc-900 dark:aria-[invalid=true]:border-red-500 focus-visible:outline-2 focus-visible:outline-sky-600";
-export const labelClass = "flex flex-col gap-1 text-xs text-zinc-600 dark:text-zinc-400";
-export const buttonClass =
-  "rounded-md bg-sky-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-sky-800 disabled:opacity-60 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-sky-600";
-export const secondaryButtonClass =
-  "rounded-md px-2 py-1 text-sm ring-1 ring-zinc-300 hover:bg-zinc-100 disabled:opacity-60 focus-visible:outline-2 focus-visible:outline-sky-600 dark:ring-zinc-700 dark:hover:bg-zinc-800";
-export const dangerButtonClass =
-  "rounded-md bg-red-700 px-2 py-1 text-sm font-medium text-white hover:bg-red-800 disabled:opacity-60 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-red-600";
-export const cardClass = "rounded-lg bg-white p-4 shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-900 dark:ring-zinc-800";
+import type { SendResult } from "./send-json";
 
 /** What went wrong with an action, ready to show: lines of text and the fields to mark invalid. */
 export interface Problem {
@@ -63,27 +50,3 @@ export function problemOf(failure: Failure, labels: Record<string, string> = {},
 
 /** True when `problem` names `field`: the input gets aria-invalid. */
 export const names = (problem: Problem | null, field: string): boolean => problem?.fields.includes(field) ?? false;
-
-/** The error box: role="alert", so a screen reader announces it as soon as it appears. Text only. */
-export function FormAlert({ problem, id }: { problem: Problem | null; id?: string }) {
-  if (!problem) return null;
-  return (
-    <div
-      key={problem.id}
-      id={id}
-      role="alert"
-      className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 ring-1 ring-red-200 dark:bg-red-950 dark:text-red-200 dark:ring-red-900"
-    >
-      {problem.heading ? <p className="font-medium">{problem.heading}</p> : null}
-      {problem.lines.length === 1 ? (
-        <p>{problem.lines[0]}</p>
-      ) : (
-        <ul className="list-disc pl-5">
-          {problem.lines.map((line, index) => (
-            <li key={index}>{line}</li>
-          ))}
-        </ul>
-      )}
-    </div>
-  );
-}

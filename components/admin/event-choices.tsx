@@ -1,0 +1,43 @@
+import { NOTIFICATION_EVENT_INFO, NOTIFICATION_EVENTS, type NotificationEvent, type WebhookFormat } from "@/lib/webhooks/events";
+import { Checkbox } from "@/components/ui/field";
+
+export const WEBHOOKS_KEY = ["webhooks"] as const;
+export const WEBHOOK_LABELS: Record<string, string> = { name: "Name", url: "URL", secret: "Secret", format: "Format", events: "Events", enabled: "Enabled" };
+export const FORMAT_LABELS: Record<WebhookFormat, string> = { generic: "Generic JSON", slack: "Slack-compatible" };
+
+/** Checkboxes for the events a webhook announces. */
+export function EventChoices({
+  legend,
+  value,
+  onChange,
+  aria,
+}: {
+  legend: string;
+  value: NotificationEvent[];
+  onChange: (events: NotificationEvent[]) => void;
+  /** fieldAria(problem, "events", alertId). */
+  aria: { "aria-invalid": boolean; "aria-describedby": string | undefined };
+}) {
+  return (
+    <fieldset {...aria}>
+      <legend className="mb-1 text-xs text-zinc-600 dark:text-zinc-400">{legend}</legend>
+      <div className="flex flex-col gap-1">
+        {NOTIFICATION_EVENTS.map((event) => (
+          <Checkbox
+            key={event}
+            name="events"
+            value={event}
+            checked={value.includes(event)}
+            onChange={(input) => onChange(input.target.checked ? [...value, event] : value.filter((chosen) => chosen !== event))}
+            label={
+              <>
+                <span>{NOTIFICATION_EVENT_INFO[event].label}</span>
+                <span className="font-mono text-xs text-zinc-500">{event}</span>
+              </>
+            }
+          />
+        ))}
+      </div>
+    </fieldset>
+  );
+}

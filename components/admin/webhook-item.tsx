@@ -1,0 +1,141 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useId, useState, type FormEvent } from "react";
+import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
+import { removeRow, replaceRow } from "@/lib/browser/rows";
+import { sendJson, type SendResult } from "@/lib/browser/send-json";
+import { webhookDto, type WebhookDto } from "@/lib/webhooks/dto";
+import type { NotificationEvent } from "@/lib/webhooks/events";
+import { Done, FormAlert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
+import { ConfirmButton } from "@/components/ui/confirm-button";
+import { Checkbox, fieldAria } from "@/components/ui/field";
+import { Moment } from "@/components/ui/time";
+import { EventChoices, FORMAT_LABELS, WEBHOOK_LABELS, WEBHOOKS_KEY } from "./event-choices";
+import { DeliveryLog } from "./webhook-deliveries";
+
+const TERM = "text-zinc-600 dark:text-zinc-400";
+
+/** One webhook: its settings, and buttons to edit its events, switch it on or off, delete it, and see its deliveries. */
+export function WebhookItem({ webhook }: { webhook: WebhookDto }) {
+  const id = useId();
+  const alertId = `${id}-alert`;
+  const queryClient = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const [showLog, setShowLog] = useState(false);
+  const [events, setEvents] = useState<NotificationEvent[]>(webhook.events);
+  const [enabled, setEnabled] = useState(webhook.enabled);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const path = `/api/v1/webhooks/${encodeURIComponent(webhook.id)}`;
+
+  const save = useMutation<SendResult<WebhookDto>, Error, { events: NotificationEvent[]; enabled: boolean }>({
+    mutationFn: (change) => sendJson("PATCH", path, change, webhookDto),
+    onSuccess: (result) => {
+      if (!result.ok) return setProblem(problemOf(result, WEBHOOK_LABELS, `Could not change ${webhook.name}:`));
+      setEditing(false);
+      setStatus(`Saved ${webhook.name}.`);
+      queryClient.setQueryData<WebhookDto[]>(WEBHOOKS_KEY, replaceRow(result.data));
+    },
+    onError: (error) => setProblem(localProblem([], `Could not change ${webhook.name}: ${error.message}`)),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: WEBHOOKS_KEY }),
+  });
+
+  const remove = useMutation<SendResult<WebhookDto>, Error, void>({
+    mutationFn: () => sendJson("DELETE", path, undefined, webhookDto),
+    onSuccess: (result) => {
+      if (!result.ok) return setProblem(problemOf(result, WEBHOOK_LABELS, `Could not delete ${webhook.name}:`));
+      queryClient.setQueryData<WebhookDto[]>(WEBHOOKS_KEY, removeRow(webhook.id));
+    },
+    onError: (error) => setProblem(localProblem([], `Could not delete ${webhook.name}: ${error.message}`)),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: WEBHOOKS_KEY }),
+  });
+
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    setStatus(null);
+    if (!events.length) return setProblem(localProblem(["events"], "Events: pick at least one event (or switch the webhook off)."));
+    setProblem(null);
+    if (!save.isPending) save.mutate({ events, enabled });
+  }
+
+  return (
+    <li aria-labelledby={`${id}-name`} className="rounded-md p-3 ring-1 ring-zinc-200 dark:ring-zinc-800">
+      <div className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
+        <h3 id={`${id}-name`} className="font-medium">
+          {webhook.name}
+        </h3>
+        <span className={webhook.enabled ? "text-sm text-emerald-700 dark:text-emerald-400" : "text-sm text-zinc-500"}>{webhook.enabled ? "On" : "Off"}</span>
+        <span className={`text-sm ${TERM}`}>{FORMAT_LABELS[webhook.format]}</span>
+      </div>
+      <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-3 text-sm">
+        <dt className={TERM}>URL</dt>
+        <dd className="font-mono text-xs break-all">{webhook.url}</dd>
+        <dt className={TERM}>Secret</dt>
+        <dd className="font-mono text-xs">{webhook.secret_hint}</dd>
+        <dt className={TERM}>Events</dt>
+        <dd>{webhook.events.join(", ")}</dd>
+        <dt className={TERM}>Created</dt>
+        <dd>
+          <Moment iso={webhook.created_at} /> by {webhook.created_by}
+        </dd>
+      </dl>
+      <div className="mt-2 flex flex-col gap-2">
+        <FormAlert problem={problem} id={alertId} />
+        <Done>{status}</Done>
+      </div>
+      {editing ? (
+        <form onSubmit={submit} aria-label={`Edit ${webhook.name}`} className="mt-2 flex flex-col gap-3" noValidate>
+          <EventChoices legend={`Events ${webhook.name} announces`} value={events} onChange={setEvents} aria={fieldAria(problem, "events", alertId)} />
+          <Checkbox label="Enabled (switching off gives up deliveries not sent yet)" checked={enabled} onChange={(input) => setEnabled(input.target.checked)} />
+          <div className="flex gap-2">
+            <Button type="submit" variant="primary" disabled={save.isPending}>
+              {save.isPending ? "Saving…" : "Save"}
+            </Button>
+            <Button
+              onClick={() => {
+                setEditing(false);
+                setProblem(null);
+              }}
+            >
+              Cancel
+            </Button>
+          </div>
+        </form>
+      ) : (
+        <div className="mt-2 flex flex-wrap gap-2">
+          <Button
+            aria-label={`Edit ${webhook.name}`}
+            onClick={() => {
+              setEvents(webhook.events);
+              setEnabled(webhook.enabled);
+              setProblem(null);
+              setStatus(null);
+              setEditing(true);
+            }}
+          >
+            Edit
+          </Button>
+          <Button aria-expanded={showLog} aria-controls={`${id}-log`} onClick={() => setShowLog((shown) => !shown)}>
+            {showLog ? `Hide deliveries of ${webhook.name}` : `Deliveries of ${webhook.name}`}
+          </Button>
+          <ConfirmButton
+            label="Delete"
+            name={`Delete ${webhook.name}`}
+            confirmLabel={`Confirm delete ${webhook.name}`}
+            cancelLabel="Keep it"
+            pending={remove.isPending}
+            onOpen={() => setProblem(null)}
+            onConfirm={() => remove.mutate()}
+          />
+        </div>
+      )}
+      {showLog ? (
+        <div id={`${id}-log`} className="mt-3">
+          <DeliveryLog webhook={webhook} />
+        </div>
+      ) : null}
+    </li>
+  );
+}

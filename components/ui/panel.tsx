@@ -1,0 +1,16 @@
+import type { ReactNode } from "react";
+
+export const PANEL_CLASS = "rounded-lg bg-white p-4 shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-900 dark:ring-zinc-800";
+export const PANEL_HEADING_CLASS = "mb-2 text-sm font-semibold tracking-wide text-zinc-600 uppercase dark:text-zinc-400";
+
+/** A titled card (a thread page section, an admin list or form); the heading names it for screen readers. */
+export function Panel({ headingId, title, children, className }: { headingId: string; title: ReactNode; children: ReactNode; className?: string }) {
+  return (
+    <section aria-labelledby={headingId} className={[PANEL_CLASS, className].filter(Boolean).join(" ")}>
+      <h2 id={headingId} className={PANEL_HEADING_CLASS}>
+        {title}
+      </h2>
+      {children}
+    </section>
+  );
+}
