@@ -15,6 +15,8 @@ const TITLES: Record<string, string> = {
   "rate-limit": "Per-token rate limits (lib/hardening/rate-limit.test.ts)",
   paths: "Paths (lib/hardening/paths.test.ts)",
   secrets: "Secrets (lib/hardening/secrets.test.ts)",
+  "redaction-corpus": "Redaction corpus (lib/hardening/redaction-corpus.test.ts)",
+  volume: "5,000 risks, questions and files (lib/hardening/volume.test.ts)",
   access: "Access (lib/hardening/access.test.ts)",
   "hostile-content": "Hostile content (e2e/hostile-content.spec.ts, Chromium against next start)",
   memory: "Memory during 50 MiB attempts (e2e/memory.spec.ts, real HTTP to next start)",
@@ -49,11 +51,22 @@ export function renderReliability(sections: ReliabilitySection[], commit: string
     `Commit: \`${commit || "unknown"}\`${dirty ? " (with uncommitted changes)" : ""}`,
     "",
   ];
+  // Payloads tried, by attack class and by kind of secret, in one table: every "got through" should be 0.
+  const attempts = sections.flatMap((section) => section.figures.filter((figure) => figure.tried !== undefined).map((figure) => ({ section, figure })));
+  if (attempts.length) {
+    const through = attempts.reduce((sum, { figure }) => sum + Number(figure.value), 0);
+    lines.push("## Payloads tried and how many got through", "", `${attempts.length} kinds of payload; ${through} got through in all (goal: 0 in every row).`, "");
+    lines.push("| Section | Payload | Tried | Got through | Note |", "| --- | --- | ---: | ---: | --- |");
+    for (const { section, figure } of attempts) lines.push(`| ${cell(section.section)} | ${cell(figure.name)} | ${cell(figure.tried)} | ${cell(figure.value)} | ${cell(figure.note)} |`);
+    lines.push("");
+  }
   for (const section of sections) {
+    const figures = section.figures.filter((figure) => figure.tried === undefined);
+    if (!figures.length) continue;
     const dates = section.figures.map((figure) => figure.recorded_at).sort();
     lines.push(`## ${TITLES[section.section] ?? section.section}`, "", `Measured ${dates.at(-1)?.slice(0, 10) ?? "never"}.`, "");
     lines.push("| Figure | Value | Note |", "| --- | ---: | --- |");
-    for (const figure of section.figures) lines.push(`| ${cell(figure.name)} | ${cell(figure.value)} | ${cell(figure.note)} |`);
+    for (const figure of figures) lines.push(`| ${cell(figure.name)} | ${cell(figure.value)} | ${cell(figure.note)} |`);
     lines.push("");
   }
   if (!sections.length) lines.push("No figures recorded yet: run `npm run test:hardening`.", "");

@@ -12,7 +12,8 @@ buildIfStale();
 
 const port = process.env.PORT ?? "3000";
 // node runs Next directly (not through npx), so Ctrl-C and SIGTERM reach the server.
-const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, ...(process.env.BATON_HOST ? ["-H", process.env.BATON_HOST] : [])], {
+// Header and request timeouts for Next's own server (docs/decisions/036-request-header-timeout.md).
+const server = spawn(process.execPath, ["--import", "./lib/server/http-timeouts.mjs", "node_modules/next/dist/bin/next", "start", "-p", port, ...(process.env.BATON_HOST ? ["-H", process.env.BATON_HOST] : [])], {
   stdio: "inherit",
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));

@@ -186,18 +186,21 @@ function packetFor(plan: AgentPlan, version: number, createdAtMs: number): Recor
   return packet;
 }
 
-export async function loadDemoFleet(now = Date.now()): Promise<{ agents: number; threads: number; stored: number }> {
+/** The fleet's packets, each agent's versions oldest first (also an ordinary-packet corpus for the redaction tests). */
+export function demoFleetPackets(now = Date.now()): Record<string, unknown>[] {
   const anchor = Math.floor(now / HOUR) * HOUR;
-  const fleet = plans();
+  return plans().flatMap((plan) =>
+    Array.from({ length: plan.versions }, (_, i) => packetFor(plan, i + 1, anchor - (plan.newestHoursAgo + (plan.versions - i - 1) * 3) * HOUR)),
+  );
+}
+
+export async function loadDemoFleet(now = Date.now()): Promise<{ agents: number; threads: number; stored: number }> {
   const threads = new Set<string>();
   let stored = 0;
-  for (const plan of fleet) {
-    for (let version = 1; version <= plan.versions; version++) {
-      const createdAt = anchor - (plan.newestHoursAgo + (plan.versions - version) * 3) * HOUR;
-      const result = await ingestPacket(packetFor(plan, version, createdAt), { kind: "cli", actor: "demo" });
-      threads.add(result.thread_key);
-      if (!result.duplicate) stored++;
-    }
+  for (const packet of demoFleetPackets(now)) {
+    const result = await ingestPacket(packet, { kind: "cli", actor: "demo" });
+    threads.add(result.thread_key);
+    if (!result.duplicate) stored++;
   }
-  return { agents: fleet.length, threads: threads.size, stored };
+  return { agents: plans().length, threads: threads.size, stored };
 }

@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { recordFigure } from "../testing/reliability";
+import { recordAttempts, recordFigure } from "../testing/reliability";
 import { readVerdict, type VerdictPointer } from "../verdict/read";
 import { isInside } from "../verdict/safe-path";
 import { makeTempWorkspace, type TempWorkspace } from "../verdict/temp-workspace";
@@ -24,7 +24,7 @@ const report = (detail: string) => JSON.stringify({ passed: false, findings: [{ 
 let ws: TempWorkspace;
 let roots: string[] = [];
 let canary = "";
-const tally = { paths: 0, ok: 0, refused: 0, missing: 0, other: 0, opened: 0 };
+const tally = { paths: 0, ok: 0, refused: 0, missing: 0, other: 0, opened: 0, escaped: 0 };
 
 beforeAll(async () => {
   ws = await makeTempWorkspace();
@@ -53,6 +53,7 @@ afterEach(() => {
 afterAll(async () => {
   if (tally.paths) {
     recordFigure(SECTION, "verdict-pointer paths tried", tally.paths, `fast-check seed ${SEED}; canary file outside both roots`);
+    recordAttempts(SECTION, "verdict-pointer paths (traversal, links, absolute, encoded)", tally.paths, tally.escaped, "got through: the canary outside both roots opened or its content shown");
     recordFigure(SECTION, "read from inside a root", tally.ok);
     recordFigure(SECTION, "refused", tally.refused);
     recordFigure(SECTION, "missing inside a root", tally.missing);
@@ -100,12 +101,14 @@ async function readAndCheck(ref: string, kind: VerdictPointer["kind"]): Promise<
     tally.paths++;
     const pointer = reading.pointers[0]!;
     const shown = JSON.stringify(reading);
+    if (shown.includes(MARKER)) tally.escaped++;
     expect(shown, ref).not.toContain(MARKER);
     const realCanary = realpathSync(canary);
     const realRoots = roots.map((root) => realpathSync(root));
     for (const call of open.mock.calls) {
       const opened = String(call[0]);
       tally.opened++;
+      if (opened === realCanary) tally.escaped++;
       expect(opened, ref).not.toBe(realCanary);
       expect(realRoots.some((root) => isInside(root, opened)), `${ref} opened ${opened}`).toBe(true);
     }

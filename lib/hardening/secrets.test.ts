@@ -13,6 +13,7 @@ import type { Person } from "../auth/roles";
 import { createApiToken } from "../auth/tokens";
 import { createFirstAdmin } from "../auth/users";
 import { database } from "../db";
+import { demoFleetPackets } from "../demo/fleet";
 import { decide } from "../human/actions";
 import { preparePacket } from "../packet/prepare";
 import { fakeChars, fakeSecrets } from "../redact/fake-secrets";
@@ -20,7 +21,7 @@ import { redactSecrets } from "../redact/secrets";
 import { testsRunOnPostgresql } from "../testing/postgresql";
 import { freshDatabaseForThisFile } from "../testing/temp-database";
 import { allowWebhookTargetsForThisFile } from "../testing/webhook-targets";
-import { recordFigure } from "../testing/reliability";
+import { recordAttempts, recordFigure } from "../testing/reliability";
 import { getThreadDetail } from "../threads/queries";
 import { ingestHandoffFile } from "../watch/ingest-file";
 import { NOTIFICATION_EVENTS } from "../webhooks/events";
@@ -106,6 +107,7 @@ afterAll(async () => {
     recordFigure(SECTION, "secrets redacted at ingest", tally.redacted, "the packet_received ledger event's secrets_redacted");
     recordFigure(SECTION, "secrets found in the SQLite files afterwards", tally.leakedInDatabase, "every byte of baton.db, -wal and -shm searched; must be 0");
     recordFigure(SECTION, "secrets found in API answers, markdown and webhook bodies", tally.leakedInAnswers, "must be 0");
+    recordAttempts(SECTION, "secrets in one packet (ingest, API, markdown, webhooks, SQLite bytes)", tally.secretsPlanted, tally.leakedInDatabase + tally.leakedInAnswers, "got through: found in any of them; the kinds one by one: the redaction corpus");
   }
 });
 
@@ -275,6 +277,16 @@ describe("false positives on ordinary packets", () => {
     recordFigure(SECTION, "false positives on the shared examples", total, `${EXAMPLE_PACKETS.length} packets of testing/fixtures/examples/packets; must be 0`);
     expect(total).toBe(0);
     for (const packet of EXAMPLE_PACKETS) expect(preparePacket(packet, 0).received).toBe(packet);
+  });
+
+  it("the demo fleet's packets redact nothing", () => {
+    const packets = demoFleetPackets(Date.UTC(2026, 0, 1));
+    const hits = packets.map((packet) => redactSecrets(packet));
+    const total = hits.reduce((sum, result) => sum + result.count, 0);
+    const kinds = [...new Set(hits.flatMap((result) => result.kinds))];
+    recordFigure(SECTION, "false positives on the demo fleet", total, `${packets.length} packets of lib/demo/fleet.ts (baton demo)${kinds.length ? `; kinds: ${kinds.join(", ")}` : ""}; must be 0`);
+    expect(packets.length).toBeGreaterThan(50);
+    expect(total, kinds.join(", ")).toBe(0);
   });
 
   it("a generated corpus of ordinary packets: the false positives are counted and shown", () => {

@@ -81,6 +81,44 @@ const PATTERNS: Pattern[] = [
   { kind: "sendgrid-key", regex: new RegExp(`${TOKEN_START}SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])`, "g") },
   { kind: "twilio-key", regex: new RegExp(`${TOKEN_START}SK[0-9a-f]{32}(?![A-Za-z0-9])`, "g") },
   { kind: "digitalocean-token", regex: new RegExp(`${TOKEN_START}do[opr]_v1_[0-9a-f]{64}(?![A-Za-z0-9])`, "g") },
+  // Providers with a recognisable prefix (docs/decisions/035-redaction-corpus-and-rule-set.md).
+  { kind: "shopify-token", regex: new RegExp(`${TOKEN_START}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])`, "g") },
+  { kind: "mailgun-key", regex: new RegExp(`${TOKEN_START}key-[0-9a-f]{32}(?![A-Za-z0-9])`, "g") },
+  { kind: "heroku-key", regex: new RegExp(`${TOKEN_START}HRKU-[A-Za-z0-9_-]{20,}`, "g") },
+  { kind: "pypi-token", regex: new RegExp(`${TOKEN_START}pypi-AgE[A-Za-z0-9_-]{50,}`, "g") },
+  { kind: "linear-key", regex: new RegExp(`${TOKEN_START}lin_(?:api|oauth)_[A-Za-z0-9]{40}(?![A-Za-z0-9])`, "g") },
+  { kind: "grafana-token", regex: new RegExp(`${TOKEN_START}(?:glsa_[A-Za-z0-9]{32}_[0-9a-f]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})(?![A-Za-z0-9])`, "g") },
+  { kind: "databricks-token", regex: new RegExp(`${TOKEN_START}dapi[0-9a-f]{32}(?:-[0-9])?(?![A-Za-z0-9])`, "g") },
+  { kind: "postman-key", regex: new RegExp(`${TOKEN_START}PMAK-[0-9a-f]{24}-[0-9a-f]{34}(?![A-Za-z0-9])`, "g") },
+  { kind: "vault-token", regex: new RegExp(`${TOKEN_START}hv[sbr]\\.[A-Za-z0-9_-]{24,}`, "g") },
+  { kind: "doppler-token", regex: new RegExp(`${TOKEN_START}dp\\.(?:pt|st|sa|ct|scim|audit)\\.[A-Za-z0-9._-]{40,}`, "g") },
+  { kind: "groq-key", regex: new RegExp(`${TOKEN_START}gsk_[A-Za-z0-9]{48,}`, "g") },
+  { kind: "docker-token", regex: new RegExp(`${TOKEN_START}dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}`, "g") },
+  { kind: "age-key", regex: new RegExp(`${TOKEN_START}AGE-SECRET-KEY-1[0-9A-Z]{58}(?![A-Za-z0-9])`, "g") },
+  { kind: "newrelic-key", regex: new RegExp(`${TOKEN_START}NR(?:AK|AA|II)-[A-Z0-9]{27}(?![A-Za-z0-9])`, "g") },
+  { kind: "sentry-token", regex: new RegExp(`${TOKEN_START}sntry[su]_[A-Za-z0-9+/=_-]{40,}`, "g") },
+  {
+    // A bot token: the bot's id in base64, a timestamp, an HMAC; random, so mixed case and a digit.
+    kind: "discord-token",
+    regex: new RegExp(`${TOKEN_START}[MNO][A-Za-z0-9]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])`, "g"),
+    replace: (counter, match) => (looksRandom(match) ? hit(counter, "discord-token") : match),
+  },
+  {
+    kind: "discord-webhook",
+    regex: /(https:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/[0-9]{5,30}\/)[A-Za-z0-9_-]{20,}/g,
+    replace: (counter, _match, prefix) => `${prefix}${hit(counter, "discord-webhook")}`,
+  },
+  {
+    // A bot's token: its numeric id, a colon, then 35 characters starting AA.
+    kind: "telegram-token",
+    regex: /((?<![0-9])[0-9]{8,10}:)AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g,
+    replace: (counter, _match, prefix) => `${prefix}${hit(counter, "telegram-token")}`,
+  },
+  {
+    // An Entra ID (Azure AD) client secret: three characters, a digit, Q~, then 31 to 34 more.
+    kind: "azure-key",
+    regex: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g,
+  },
   {
     kind: "slack-webhook",
     regex: /(https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/_-]{8,}/g,
@@ -134,7 +172,7 @@ const PATTERNS: Pattern[] = [
     kind: "assignment",
     // The name may carry a prefix (PGPASSWORD, MYSQL_PWD, clientSecret, accessToken).
     regex:
-      /((?<![A-Za-z0-9_])[A-Za-z0-9_-]{0,24}?(passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key)[A-Za-z0-9_-]{0,20}["']?\s{0,4}([=:])\s{0,4}["']?)([^\s"'`,;&<>(){}[\]]{1,})/gi,
+      /((?<![A-Za-z0-9_])[A-Za-z0-9_-]{0,24}?(passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|app[_-]?key|access[_-]?key|private[_-]?key)[A-Za-z0-9_-]{0,20}["']?\s{0,4}([=:])\s{0,4}["']?)([^\s"'`,;&<>(){}[\]]{1,})/gi,
     replace: (counter, match, prefix, keyword, sign, value) =>
       assignedSecret(keyword, sign, value) ? `${prefix}${hit(counter, assignmentKind(keyword))}` : match,
   },
@@ -208,7 +246,7 @@ export function redactString(text: string, counter: Counter = { count: 0, kinds:
 }
 
 /** Keys whose one-word string value is a credential when it looks like one. */
-const SECRET_KEY_NAME = /passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credential/i;
+const SECRET_KEY_NAME = /passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey|app[_-]?key|access[_-]?key|private[_-]?key|credential/i;
 
 function keyKind(key: string): string {
   const name = key.toLowerCase();

@@ -11,6 +11,8 @@ export interface ReliabilityFigure {
   name: string;
   value: number | string;
   note?: string;
+  /** For an attack class or a secret kind: payloads tried; `value` is then how many got through. */
+  tried?: number;
   recorded_at: string;
 }
 
@@ -38,10 +40,22 @@ export function readSection(file: string): ReliabilitySection | null {
 }
 
 export function recordFigure(section: string, name: string, value: number | string, note?: string, dir = RELIABILITY_DIR): void {
+  writeFigure(section, { name, value, ...(note ? { note } : {}), recorded_at: new Date().toISOString() }, dir);
+}
+
+/**
+ * Payloads of one kind (an attack class, a kind of secret) tried, and how many got through:
+ * docs/reliability.md lists them in one table, where every "got through" should be 0.
+ */
+export function recordAttempts(section: string, name: string, tried: number, through: number, note?: string, dir = RELIABILITY_DIR): void {
+  writeFigure(section, { name, value: through, tried, ...(note ? { note } : {}), recorded_at: new Date().toISOString() }, dir);
+}
+
+function writeFigure(section: string, figure: ReliabilityFigure, dir: string): void {
   const file = sectionFile(section, dir);
   mkdirSync(dir, { recursive: true });
   const current = readSection(file) ?? { section, figures: [] };
-  const figure: ReliabilityFigure = { name, value, ...(note ? { note } : {}), recorded_at: new Date().toISOString() };
+  const name = figure.name;
   const index = current.figures.findIndex((existing) => existing.name === name);
   if (index >= 0) current.figures[index] = figure;
   else current.figures.push(figure);
