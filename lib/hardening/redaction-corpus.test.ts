@@ -36,6 +36,7 @@ import { deliverStep } from "../webhooks/deliver";
 import { NOTIFICATION_EVENTS } from "../webhooks/events";
 import { notifyUntilIdle } from "../webhooks/notifier";
 import { startTestReceiver, type TestReceiver } from "../webhooks/test-receiver";
+import { newWebhookSchema } from "../webhooks/dto";
 import { createWebhook } from "../webhooks/webhooks";
 import { createWriteToken, packetRequest, send } from "./ingest-harness";
 
@@ -153,7 +154,7 @@ beforeAll(async () => {
   resetConfig();
   receiver = await startTestReceiver();
   for (const format of ["generic", "slack"] as const) {
-    await createWebhook("corpus-admin", { name: `corpus-${format}`, url: receiver.url, format, events: [...NOTIFICATION_EVENTS], secret: fakeChars(24, 10) });
+    await createWebhook("corpus-admin", newWebhookSchema.parse({ name: `corpus-${format}`, url: receiver.url, format, events: [...NOTIFICATION_EVENTS], secret: fakeChars(24, 10) }));
   }
 });
 

@@ -31,6 +31,7 @@ import { deliverStep } from "../webhooks/deliver";
 import { NOTIFICATION_EVENTS } from "../webhooks/events";
 import { notifyUntilIdle } from "../webhooks/notifier";
 import { startTestReceiver, type TestReceiver } from "../webhooks/test-receiver";
+import { newWebhookSchema } from "../webhooks/dto";
 import { createWebhook } from "../webhooks/webhooks";
 import { scheduleWriteBack } from "../writeback/write-human-section";
 import { createWriteToken, packetRequest, send } from "./ingest-harness";
@@ -95,7 +96,7 @@ beforeAll(async () => {
   await mkdir(dir, { recursive: true });
   handoffFile = path.join(dir, "handoff.json");
   receiver = await startTestReceiver();
-  await createWebhook("volume-admin", { name: "volume", url: receiver.url, format: "generic", events: [...NOTIFICATION_EVENTS], secret: fakeChars(24, 4) });
+  await createWebhook("volume-admin", newWebhookSchema.parse({ name: "volume", url: receiver.url, format: "generic", events: [...NOTIFICATION_EVENTS], secret: fakeChars(24, 4) }));
 });
 
 afterAll(async () => {
