@@ -7,7 +7,7 @@ import { createNonce, isThreadDownloadPath, NON_PAGE_CONTENT_SECURITY_POLICY, pa
 const OPEN_PAGES = new Set(["/sign-in", "/setup"]);
 
 /**
- * BATON_ALLOWED_HOSTS, read here without lib/config.ts (which brings zod and the webhook
+ * BATON_ALLOWED_HOSTS, read here without lib/server/config.ts (which brings zod and the webhook
  * checks into the proxy); the server checks the value at start and stops on a bad one.
  */
 let allowedHosts: AllowedHost[] | undefined;

@@ -3,19 +3,19 @@ import path from "node:path";
 import { configDefaults, defineConfig } from "vitest/config";
 
 const ON_POSTGRESQL = process.env.BATON_TEST_DATABASE === "postgresql";
-const INCLUDE = ["lib/**/*.test.ts", "cli/**/*.test.ts", "scripts/**/*.test.ts"];
+const INCLUDE = ["lib/**/*.test.ts", "cli/**/*.test.ts", "scripts/**/*.test.ts", "testing/**/*.test.ts"];
 
 /**
  * Tests of SQLite itself (a file locked by another process, PRAGMA integrity_check over
  * the file): they run in the first pass; the PostgreSQL pass (BATON_TEST_DATABASE=postgresql,
  * set by scripts/test.ts) leaves them out.
  */
-const SQLITE_ONLY = ["lib/db-busy.test.ts", "lib/ledger/consistency.test.ts"];
+const SQLITE_ONLY = ["lib/db/busy.test.ts", "lib/events/consistency.test.ts"];
 
 /**
  * The PostgreSQL pass also leaves out files that never open a database: a file opens
- * one only through the test-database helpers (lib/testing/temp-database.ts,
- * lib/testing/postgresql.ts), so a file that names neither runs the same on both.
+ * one only through the test-database helpers (testing/temp-database.ts,
+ * testing/postgresql.ts, imported as `@/testing/…`), so a file that names neither runs the same on both.
  */
 const USES_DATABASE = /testing\/(temp-database|postgresql)"/;
 
@@ -36,7 +36,7 @@ function testFiles(): { path: string; text: string }[] {
       else if (entry.isFile() && entry.name.endsWith(".test.ts")) found.push({ path: full, text: readFileSync(full, "utf8") });
     }
   };
-  for (const root of ["lib", "cli", "scripts"]) walk(root);
+  for (const root of ["lib", "cli", "scripts", "testing"]) walk(root);
   return found;
 }
 

@@ -6,7 +6,7 @@ import { SignOutButton } from "@/components/auth/sign-out-button";
 import { ThemeToggle } from "@/components/theme-toggle";
 import { currentPagePerson } from "@/lib/auth/page-person";
 import { abilitiesOf } from "@/lib/auth/roles";
-import { THEME_COOKIE } from "@/lib/theme";
+import { THEME_COOKIE } from "@/lib/browser/theme";
 import { Providers } from "./providers";
 import "./globals.css";
 

@@ -1,8 +1,8 @@
 import { BoardClient } from "@/components/board/board-client";
-import { IngestErrors } from "@/components/threads/ingest-errors";
+import { IngestErrors } from "@/components/shared/ingest-errors";
 import { loadBoard } from "@/lib/board/board";
-import { listRecentEvents } from "@/lib/ledger/queries";
-import { threadFiltersSchema } from "@/lib/threads/filters";
+import { listRecentEvents } from "@/lib/events/queries";
+import { threadFiltersSchema } from "@/lib/views/threads/filters";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { abilitiesOf, roleSchema } from "@/lib/auth/roles";
 

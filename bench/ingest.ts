@@ -31,7 +31,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import { isPostgresqlUrl } from "../lib/config";
+import { isPostgresqlUrl } from "../lib/server/config";
 import { errorCount, percentile, runLoad, type LoadOptions, type LoadResult } from "./lib/load";
 import { packetFactory, TARGET_BYTES } from "./lib/packets";
 import { fixed, formatTable, gitRevision, portFromEnv, positiveNumber, verdict, writeJson } from "./lib/report";

@@ -1,13 +1,13 @@
 /**
- * bench:redact: Baton's own secret patterns (lib/redact/secrets.ts) against secretlint's
+ * bench:redact: Baton's own secret patterns (lib/contract/secrets.ts) against secretlint's
  * maintained rule set (@secretlint/secretlint-rule-preset-recommend via @secretlint/core),
  * on the same corpus, in this process (no server, no database).
  *
- * The corpus: every fake secret of lib/redact/fake-secrets.ts (seeds 21 and 22, as in
- * lib/hardening/redaction-corpus.test.ts), each placed in an ordinary packet (a shared
+ * The corpus: every fake secret of testing/fake-secrets.ts (seeds 21 and 22, as in
+ * testing/hardening/redaction-corpus.test.ts), each placed in an ordinary packet (a shared
  * example packet with the secret's text in its summary, a command and an unknown field),
  * and the ordinary packets themselves (testing/fixtures/examples and the demo fleet,
- * lib/demo/fleet.ts) for false positives. For each packet:
+ * cli/demo/fleet.ts) for false positives. For each packet:
  *   - ours: redactSecrets(packet) (what ingest runs); caught when the secret is gone;
  *   - secretlint: lintSource on the packet's keys and strings, unescaped, one per line; caught
  *     when a reported range covers the secret; it only reports, replacing is not timed;
@@ -23,10 +23,10 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { lintSource } from "@secretlint/core";
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
-import { demoFleetPackets } from "../lib/demo/fleet";
-import { EXAMPLE_PACKETS } from "../lib/hardening/packet-arbitraries";
-import { fakeSecrets, type FakeSecret } from "../lib/redact/fake-secrets";
-import { redactSecrets } from "../lib/redact/secrets";
+import { demoFleetPackets } from "../cli/demo/fleet";
+import { EXAMPLE_PACKETS } from "../testing/hardening/packet-arbitraries";
+import { fakeSecrets, type FakeSecret } from "../testing/fake-secrets";
+import { redactSecrets } from "../lib/contract/secrets";
 import { percentile } from "./lib/load";
 import { fixed, formatTable, gitRevision, positiveNumber, writeJson } from "./lib/report";
 import { ROOT } from "./lib/server";
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
     formatTable(
       ["", "per packet, median (µs)", "p95 (µs)", "cost vs ours", "kinds caught", "secrets caught", "false positives"],
       [
-        ["ours (lib/redact/secrets.ts)", fixed(median(ours), 1), fixed(p95(ours), 1), "1.00", `${oursKinds}/${kinds.length}`, `${kinds.reduce((n, [, row]) => n + row.ours, 0)}/${withSecrets.length}`, String(oursFalse)],
+        ["ours (lib/contract/secrets.ts)", fixed(median(ours), 1), fixed(p95(ours), 1), "1.00", `${oursKinds}/${kinds.length}`, `${kinds.reduce((n, [, row]) => n + row.ours, 0)}/${withSecrets.length}`, String(oursFalse)],
         ["secretlint preset-recommend", fixed(median(theirs), 1), fixed(p95(theirs), 1), fixed(median(theirs) / median(ours), 2), `${theirsKinds}/${kinds.length}`, `${kinds.reduce((n, [, row]) => n + row.theirs, 0)}/${withSecrets.length}`, String(theirsFalse)],
         ["both (either catches)", fixed(median(ours) + median(theirs), 1), "", fixed((median(ours) + median(theirs)) / median(ours), 2), `${bothKinds}/${kinds.length}`, `${kinds.reduce((n, [, row]) => n + row.both, 0)}/${withSecrets.length}`, String(oursFalse + theirsFalse)],
       ],

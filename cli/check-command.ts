@@ -1,8 +1,8 @@
 import path from "node:path";
 import { CommanderError, type Command } from "commander";
-import { BatonError } from "../lib/errors";
-import { checkWorkbench, type CheckResult } from "../lib/workbench/check";
-import type { CleanStateProblem } from "../lib/workbench/schemas";
+import { BatonError } from "../lib/core/errors";
+import { checkWorkbench, type CheckResult } from "../lib/generator/check";
+import type { CleanStateProblem } from "../lib/generator/schemas";
 
 /** Exit codes of `baton check` and `baton generate`, one table for both. */
 export const WORKBENCH_EXIT = { ok: 0, dirty: 1, unreadable: 2, notPushed: 3 } as const;

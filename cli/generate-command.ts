@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { pushPacketFile, pushTargetFromEnv, type PushOutcome } from "../lib/client/push";
-import { DEFAULT_TAIL_K } from "../lib/workbench/feedback";
-import { generateHandoff, type GenerateResult } from "../lib/workbench/generate";
+import { pushPacketFile, pushTargetFromEnv, type PushOutcome } from "./sync/push";
+import { DEFAULT_TAIL_K } from "../lib/generator/feedback";
+import { generateHandoff, type GenerateResult } from "../lib/generator/generate";
 import { CHECKS_HELP, displayPath, printProblems, reportUnreadable, ROOT_OPTION_HELP, usageErrorsExitTwo, WORKBENCH_EXIT } from "./check-command";
 
 interface GenerateCommandOptions {
@@ -91,7 +91,7 @@ Examples:
     });
 }
 
-/** Through lib/client/push.ts, so a generated packet travels exactly as `baton push` would send it. */
+/** Through cli/sync/push.ts, so a generated packet travels exactly as `baton push` would send it. */
 async function push(file: string): Promise<boolean> {
   let outcome: PushOutcome;
   try {

@@ -13,11 +13,11 @@ import { verifyPassword } from "../lib/auth/passwords";
 import { personOfSession, signIn } from "../lib/auth/sessions";
 import { authenticateBearer, createApiToken, listApiTokens } from "../lib/auth/tokens";
 import { changeUser, hasAnyUser, listUsers, toPerson } from "../lib/auth/users";
-import { database } from "../lib/db";
-import { BatonError } from "../lib/errors";
+import { database } from "../lib/db/client";
+import { BatonError } from "../lib/core/errors";
 import { ingestPacket } from "../lib/ingest/ingest";
-import { testsRunOnPostgresql } from "../lib/testing/postgresql";
-import { freshDatabaseForThisFile } from "../lib/testing/temp-database";
+import { testsRunOnPostgresql } from "@/testing/postgresql";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { main } from "./main";
 import type { PasswordSource } from "./user-command";
 
@@ -37,7 +37,7 @@ afterEach(() => {
 
 const lines = (spy: MockInstance<(...args: never[]) => unknown>) => spy.mock.calls.map((call) => call.map(String).join(" "));
 
-// It reads a SQLite file (lib/ledger/consistency.ts); on PostgreSQL the command says so and exits 1.
+// It reads a SQLite file (lib/events/consistency.ts); on PostgreSQL the command says so and exits 1.
 describe.skipIf(testsRunOnPostgresql())("baton ledger check", () => {
   it("reports a ledger written by ingest as consistent, read-only, and exits 0", async () => {
     await ingestPacket({ thread: "cli-ledger", summary: "checked", next_action: "go on", open_risks: [{ severity: "low", detail: "small" }] }, { kind: "cli", actor: "cli" });

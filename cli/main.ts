@@ -1,8 +1,8 @@
 import { Command, CommanderError, Option } from "commander";
-import { findPacketFiles } from "../lib/client/find-packets";
-import { formatPacket, pullHandoff, pullTarget } from "../lib/client/pull";
-import { pushPacketFile, pushTargetFromEnv } from "../lib/client/push";
-import { writeFileAtomic } from "../lib/fs/atomic-write";
+import { findPacketFiles } from "./sync/find-packets";
+import { formatPacket, pullHandoff, pullTarget } from "./sync/pull";
+import { pushPacketFile, pushTargetFromEnv } from "./sync/push";
+import { writeFileAtomic } from "../lib/server/fs/atomic-write";
 import { TOKEN_SCOPES, type TokenScope } from "../lib/auth/tokens";
 import { addUserCommand, type PasswordSource } from "./user-command";
 import { addCheckCommand } from "./check-command";
@@ -133,8 +133,8 @@ Examples:
       "Check, read-only (safe while Baton runs), that every stored version is whole and the ledger and the threads agree; exits 1 on a problem.",
     )
     .action(async () => {
-      const { checkDatabaseFile } = await import("../lib/ledger/consistency");
-      const { config, sqliteFilePath } = await import("../lib/config");
+      const { checkDatabaseFile } = await import("../lib/events/consistency");
+      const { config, sqliteFilePath } = await import("../lib/server/config");
       const url = config().DATABASE_URL;
       if (!url.startsWith("file:")) throw new Error("`baton ledger check` reads a SQLite file (DATABASE_URL=file:...).");
       const report = checkDatabaseFile(sqliteFilePath(url));
@@ -159,7 +159,7 @@ Examples:
     .command("demo")
     .description("Load a demo fleet of agents into the local database.")
     .action(async () => {
-      const { loadDemoFleet } = await import("../lib/demo/fleet");
+      const { loadDemoFleet } = await import("./demo/fleet");
       await prepareDatabase();
       const summary = await loadDemoFleet();
       console.log(`demo fleet: ${summary.agents} agents, ${summary.threads} threads, ${summary.stored} new versions stored`);
@@ -172,13 +172,13 @@ Examples:
     console.error(`baton: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   } finally {
-    const { closeDatabase } = await import("../lib/db");
+    const { closeDatabase } = await import("../lib/db/client");
     await closeDatabase();
   }
   return exitCode;
 }
 
 async function prepareDatabase(): Promise<void> {
-  const { migrateDatabase } = await import("../lib/migrate/index");
+  const { migrateDatabase } = await import("../lib/db/migrate/index");
   await migrateDatabase();
 }

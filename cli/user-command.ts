@@ -129,7 +129,7 @@ stdin (asked for without echo on a terminal); never from an argument.`;
     .addHelpText("after", `${passwordHelp}\n\nExamples:\n  BATON_PASSWORD='...' baton user create mei --role admin\n  echo '...' | baton user create ren --role operator`)
     .action(async (username: string, options: { role: Role }) => {
       const { createUserAs, listUsers, newAccountSchema } = await import("../lib/auth/users");
-      const { parseInput } = await import("../lib/parse-input");
+      const { parseInput } = await import("../lib/core/parse-input");
       // A bad username is reported before anyone types a password.
       const named = parseInput(newAccountSchema.pick({ username: true, role: true }), { username, role: options.role }, "user");
       const password = await readPassword(source, named.username);
@@ -150,7 +150,7 @@ stdin (asked for without echo on a terminal); never from an argument.`;
     .addHelpText("after", `${passwordHelp}\n\nExample:\n  echo '...' | baton user password mei`)
     .action(async (username: string) => {
       const { passwordChangeSchema, setPassword } = await import("../lib/auth/users");
-      const { parseInput } = await import("../lib/parse-input");
+      const { parseInput } = await import("../lib/core/parse-input");
       const named = parseInput(passwordChangeSchema.pick({ username: true }), { username }, "password change");
       const password = await readPassword(source, named.username);
       await prepareDatabase();

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { formatPacket, handoffUrl, pullTarget } from "../lib/client/pull";
-import type { PushTarget } from "../lib/client/push";
-import { writeFileAtomic } from "../lib/fs/atomic-write";
+import { formatPacket, handoffUrl, pullTarget } from "./sync/pull";
+import type { PushTarget } from "./sync/push";
+import { writeFileAtomic } from "../lib/server/fs/atomic-write";
 import { emptyHumanSection, humanSectionSchema, type HumanAnswer, type HumanDecision, type HumanSection } from "../lib/human/section";
 
 /**

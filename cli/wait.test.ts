@@ -10,13 +10,13 @@ import type { Person } from "../lib/auth/roles";
 import { MAX_WAITS_PER_READER } from "../lib/auth/reader-checks";
 import { createApiToken } from "../lib/auth/tokens";
 import { createFirstAdmin } from "../lib/auth/users";
-import { closeDatabase } from "../lib/db";
+import { closeDatabase } from "../lib/db/client";
 import { answer, decide } from "../lib/human/actions";
 import { waitRegistryStatus } from "../lib/human/wait";
 import { ingestPacket } from "../lib/ingest/ingest";
-import { countStatements } from "../lib/testing/count-statements";
-import { freshDatabaseForThisFile } from "../lib/testing/temp-database";
-import { scheduleWriteBack } from "../lib/writeback/write-human-section";
+import { countStatements } from "@/testing/count-statements";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { scheduleWriteBack } from "../lib/human/writeback/write-human-section";
 import { main } from "./main";
 import { WAIT_EXIT, waitTuning } from "./wait-command";
 

@@ -2,7 +2,7 @@
 
 import { useState } from "react";
 
-import { THEME_COOKIE, type Theme } from "@/lib/theme";
+import { THEME_COOKIE, type Theme } from "@/lib/browser/theme";
 
 /** Light or dark; the choice is a cookie, so the server renders the right theme with no flash and no inline script. */
 export function ThemeToggle({ initial }: { initial: Theme }) {

@@ -10,9 +10,9 @@ import { bearer, packetFor, threadPath, uniqueId } from "./support/api";
 import { fromPage } from "./support/people";
 import { sampleResponsiveness, percentile } from "./support/ingest-load";
 import { batonCli, createOwnToken, freePort, logTail, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
-import { checkDatabaseFile } from "../lib/ledger/consistency";
-import { preparePacket } from "../lib/packet/prepare";
-import { recordFigure } from "../lib/testing/reliability";
+import { checkDatabaseFile } from "../lib/events/consistency";
+import { preparePacket } from "../lib/contract/prepare";
+import { recordFigure } from "../testing/reliability";
 
 /**
  * Issue 8, item 3: a busy database answers 503 with Retry-After, never a 500. Another

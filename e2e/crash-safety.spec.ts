@@ -9,10 +9,10 @@ import { expect, test } from "./support/fixtures";
 import { closedLoop, countByStatus, type SendOutcome } from "./support/ingest-load";
 import { childPids, createOwnToken, freePort, killOwnServer, logTail, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { packetFactory } from "../bench/lib/packets";
-import { checkDatabaseFile, type ConsistencyReport } from "../lib/ledger/consistency";
-import { preparePacket } from "../lib/packet/prepare";
-import { recordFigure } from "../lib/testing/reliability";
-import { soakSize } from "../lib/testing/soak";
+import { checkDatabaseFile, type ConsistencyReport } from "../lib/events/consistency";
+import { preparePacket } from "../lib/contract/prepare";
+import { recordFigure } from "../testing/reliability";
+import { soakSize } from "../testing/soak";
 
 /**
  * Issue 8, item 4: kill the server with SIGKILL during sustained ingest, several
@@ -25,11 +25,11 @@ import { soakSize } from "../lib/testing/soak";
  * CONNECTIONS clients while handoff.json files keep appearing (and being rewritten)
  * in the watched folder; at a random moment SIGKILL Next's own process, keep writing
  * files while it is down, and start the next round. After the last kill, a final
- * start and check. The check is lib/ledger/consistency.ts (integrity_check included),
+ * start and check. The check is lib/events/consistency.ts (integrity_check included),
  * plus: every 2xx's packet id is stored, and every watched file's latest content.
  */
 
-// npm test runs the short form; npm run test:soak the full one (lib/testing/soak.ts).
+// npm test runs the short form; npm run test:soak the full one (testing/soak.ts).
 const KILLS = Number(process.env.BATON_CRASH_KILLS ?? soakSize(2, 5));
 const CONNECTIONS = 8;
 const FILE_EVERY_MS = 100;
@@ -171,7 +171,7 @@ test(`SIGKILL during sustained ingest, ${KILLS} times: every acknowledged packet
   recordFigure(SECTION, "missing", 0);
   recordFigure(SECTION, "requests cut by the kills", cutByKills, "no answer (connection reset): not acknowledged, may or may not be stored");
   recordFigure(SECTION, "integrity_check", last.integrity, `after each of ${reports.length} restarts`);
-  recordFigure(SECTION, "consistency problems", 0, "lib/ledger/consistency.ts: versions whole, ledger and threads agreeing, after each restart");
+  recordFigure(SECTION, "consistency problems", 0, "lib/events/consistency.ts: versions whole, ledger and threads agreeing, after each restart");
   recordFigure(SECTION, "stored at the end", `${last.counts.versions} versions, ${last.counts.threads} threads, ${last.counts.ledgerEvents} ledger events`);
   recordFigure(SECTION, "watched files", `${files.size} files, ${fileWrites.total} writes`, `${fileWrites.rewrites} rewrites of an earlier file with new content`);
   recordFigure(SECTION, "watched files missed, then caught up", `${fileWrites.whileDown} written while the server was down (${whileDown} still their latest content); all caught up`, `every file's latest content stored after each restart, within ${Math.round(Math.max(...catchUpMs))} ms at most`);

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { APIRequestContext, BrowserContext, Page } from "@playwright/test";
-import { recordFigure } from "../lib/testing/reliability";
+import { recordFigure } from "../testing/reliability";
 import { createToken, expect, test as baseTest } from "./support/fixtures";
 import { bearer, findThread, storePacket, uniqueId, type IngestResult } from "./support/api";
 import { EVIL_HOST, HOSTILE_FIELDS, hostilePacket, LONG_PAYLOAD, PATH_PAYLOADS, XSS_PAYLOADS } from "./support/hostile-corpus";
@@ -15,7 +15,7 @@ import {
   type Observations,
 } from "./support/hostile-watch";
 import { contextAs, createPerson } from "./support/people";
-import { visibleText } from "../lib/format/invisible";
+import { visibleText } from "../lib/contract/invisible";
 
 /**
  * Hostile content (issue 8, item 5): XSS payloads in every agent-provided field,

@@ -10,11 +10,11 @@ import { bearer, packetFor, postPacket, threadPath, uniqueId, type IngestResult 
 import { card, waitForLive } from "./support/board";
 import { E2E_RESULTS } from "./support/paths";
 import { fromPage, signInApi } from "./support/people";
-import { migrateDatabase } from "../lib/migrate/index";
-import { recordFigure } from "../lib/testing/reliability";
-import { createPostgresqlDatabase, testsRunOnPostgresql } from "../lib/testing/postgresql";
+import { migrateDatabase } from "../lib/db/migrate/index";
+import { recordFigure } from "../testing/reliability";
+import { createPostgresqlDatabase, testsRunOnPostgresql } from "../testing/postgresql";
 import { batonCli, freePort } from "./support/own-server";
-import { startTestReceiver, type TestReceiver } from "../lib/webhooks/test-receiver";
+import { startTestReceiver, type TestReceiver } from "../testing/webhook-receiver";
 
 /**
  * Two Baton instances on one PostgreSQL database (docs/decisions/023-postgresql.md): what one

@@ -36,7 +36,7 @@ test("the same failed attempt in two threads is one lesson with a count of 2 and
   const rows = page.getByRole("table").getByRole("row").filter({ has: page.getByRole("cell") });
   await expect(rows).toHaveCount(1);
   const [attempt, reason, occurrences, threadCell] = await rows.first().getByRole("cell").all();
-  // One wording represents the group (the latest: lib/lessons/queries.test.ts pins which).
+  // One wording represents the group (the latest: lib/views/lessons/queries.test.ts pins which).
   await expect(attempt!).toHaveText(new RegExp(`^(npm\\s+run|NPM run) ${run}$`));
   await expect(reason!).toHaveText(/^timed out after 1[02] minutes in \/tmp\/run-(a1|b7)$/i);
   await expect(occurrences!).toHaveText("2");

@@ -8,12 +8,12 @@ import { expect, test } from "./support/fixtures";
 import { closedLoop, percentile } from "./support/ingest-load";
 import { createOwnToken, freePort, logTail, residentKiB, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { packetFactory } from "../bench/lib/packets";
-import { recordFigure } from "../lib/testing/reliability";
+import { recordFigure } from "../testing/reliability";
 
 /**
  * Issue 8, item 2: server memory stays bounded during a 50 MiB attempt. The limits
  * themselves (413 past 1 MiB a packet, 8 MiB a batch, 256 KiB a person's action,
- * counted while reading) are tested in-process in lib/hardening/limits.test.ts; here
+ * counted while reading) are tested in-process in testing/hardening/limits.test.ts; here
  * 50 MiB bodies go over real HTTP to a running `next start`, with a Content-Length
  * and without (chunked), alone and four at once, to the agents' endpoint and to
  * sign-in (which needs no token), while the server's resident memory is sampled

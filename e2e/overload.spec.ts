@@ -7,9 +7,9 @@ import { expect, test } from "./support/fixtures";
 import { closedLoop, countByStatus, NOT_SENT, openLoop, percentile, probeNewConnections, sampleResponsiveness, type SendOutcome } from "./support/ingest-load";
 import { createOwnToken, freePort, logTail, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { packetFactory } from "../bench/lib/packets";
-import { checkDatabaseFile } from "../lib/ledger/consistency";
-import { recordFigure } from "../lib/testing/reliability";
-import { soakSize } from "../lib/testing/soak";
+import { checkDatabaseFile } from "../lib/events/consistency";
+import { recordFigure } from "../testing/reliability";
+import { soakSize } from "../testing/soak";
 
 /**
  * Issue 8, item 3: under twice the sustainable load for 60 seconds the server keeps
@@ -33,7 +33,7 @@ const envSeconds = (name: string, fallback: number) => {
   if (!(value > 0)) throw new Error(`${name} must be a positive number of seconds`);
   return value;
 };
-// npm test runs the short form; npm run test:soak the full one (lib/testing/soak.ts).
+// npm test runs the short form; npm run test:soak the full one (testing/soak.ts).
 const OVERLOAD_SECONDS = envSeconds("BATON_OVERLOAD_SECONDS", soakSize(10, 60));
 const MEASURE_SECONDS = envSeconds("BATON_OVERLOAD_MEASURE_SECONDS", soakSize(5, 10));
 const WARMUP_SECONDS = 5;

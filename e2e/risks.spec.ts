@@ -2,7 +2,7 @@ import type { Page } from "@playwright/test";
 import { expect, test } from "./support/fixtures";
 import { getJson, packetFor, storePacket, uniqueId } from "./support/api";
 import { column, waitForLive, type ColumnTitle } from "./support/board";
-import type { RiskListDto } from "../lib/risks/dto";
+import type { RiskListDto } from "../lib/views/risks/dto";
 
 /** The risks triage list: bulk triage from the keyboard, and a resolved risk that comes back. */
 

@@ -9,7 +9,7 @@ import { createToken, expect, test } from "./support/fixtures";
 import { bearer, packetFor, storePacket, threadPath, uniqueId } from "./support/api";
 import { column, waitForLive, type ColumnTitle } from "./support/board";
 import { signInApi } from "./support/people";
-import { threadHref } from "../lib/threads/href";
+import { threadHref } from "../lib/views/threads/href";
 
 /**
  * The watchdog: session reports drive the Running column, and silence longer than

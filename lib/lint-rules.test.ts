@@ -14,14 +14,16 @@ async function restrictedImports(filePath: string, code: string): Promise<string
 
 describe("architecture rules in npm run lint", () => {
   it.each([
-    ["lib/packet/new-rule.ts", 'import { database } from "../db";\nexport const x = database;\n', /contract/],
-    ["lib/packet/new-rule.ts", 'import { errorResponse } from "../http/respond";\nexport const x = errorResponse;\n', /contract/],
-    ["lib/redact/new-rule.ts", 'import { useState } from "react";\nexport const x = useState;\n', /contract/],
+    ["lib/contract/new-rule.ts", 'import { database } from "../db/client";\nexport const x = database;\n', /contract/],
+    ["lib/contract/new-rule.ts", 'import { errorResponse } from "../http/respond";\nexport const x = errorResponse;\n', /contract/],
+    ["lib/contract/new-rule.ts", 'import { useState } from "react";\nexport const x = useState;\n', /contract/],
     ["components/board/new-card.tsx", 'import { loadBoard } from "@/lib/board/board";\nexport const x = loadBoard;\n', /Components and browser hooks/],
-    ["components/thread/new-list.tsx", 'import { appendLedgerEvents } from "@/lib/ledger/events";\nexport const x = appendLedgerEvents;\n', /Components and browser hooks/],
-    ["components/admin/new-panel.tsx", 'import { POSTGRESQL_POOL_SIZE } from "@/lib/db-postgresql";\nexport const x = POSTGRESQL_POOL_SIZE;\n', /Components and browser hooks/],
-    ["lib/live/use-new-hook.ts", 'import { readFile } from "node:fs/promises";\nexport const x = readFile;\n', /Components and browser hooks/],
+    ["components/thread/new-list.tsx", 'import { appendLedgerEvents } from "@/lib/events/ledger";\nexport const x = appendLedgerEvents;\n', /Components and browser hooks/],
+    ["components/admin/new-panel.tsx", 'import { POSTGRESQL_POOL_SIZE } from "@/lib/db/postgresql";\nexport const x = POSTGRESQL_POOL_SIZE;\n', /Components and browser hooks/],
+    ["lib/browser/use-new-hook.ts", 'import { readFile } from "node:fs/promises";\nexport const x = readFile;\n', /Components and browser hooks/],
     ["lib/ingest/new-step.ts", 'import { jsonResponse } from "../http/respond";\nexport const x = jsonResponse;\n', /Ingest imports no HTTP layer/],
+    ["lib/browser/use-new-feed.ts", 'import { ledgerFeed } from "../events/ledger-feed";\nexport const x = ledgerFeed;\n', /Components and browser hooks/],
+    ["components/shared/new-badge.tsx", 'import { database } from "@/lib/db/client";\nexport const x = database;\n', /Components and browser hooks/],
     ["lib/board/new-thing.ts", 'import { BoardView } from "@/components/board/board-view";\nexport const x = BoardView;\n', /Nothing in lib\/ imports app\/ or components\//],
   ])("%s: a forbidden import fails", async (filePath, code, message) => {
     const messages = await restrictedImports(filePath, code);
@@ -30,7 +32,7 @@ describe("architecture rules in npm run lint", () => {
   }, 60_000);
 
   it("allows what the architecture allows: a component importing a DTO, the contract importing zod", async () => {
-    expect(await restrictedImports("components/thread/new-list.tsx", 'import type { LedgerEventDto } from "@/lib/ledger/dto";\nexport type X = LedgerEventDto;\n')).toEqual([]);
-    expect(await restrictedImports("lib/packet/new-rule.ts", 'import { z } from "zod";\nexport const x = z;\n')).toEqual([]);
+    expect(await restrictedImports("components/thread/new-list.tsx", 'import type { LedgerEventDto } from "@/lib/events/dto";\nexport type X = LedgerEventDto;\n')).toEqual([]);
+    expect(await restrictedImports("lib/contract/new-rule.ts", 'import { z } from "zod";\nexport const x = z;\n')).toEqual([]);
   }, 60_000);
 });

@@ -2,7 +2,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
-import { ERROR_STATUS, type ErrorCode } from "../lib/errors";
+import { ERROR_STATUS, type ErrorCode } from "../lib/core/errors";
 import { HTTP_METHODS, routeOf, type RouteDefinition } from "../lib/http/route";
 
 /**

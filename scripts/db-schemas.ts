@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { HISTORY_DIR, MIGRATION_DIRS, POSTGRESQL_SCHEMA, SOURCE_SCHEMA, historyNames, migrationSql, readHistory } from "../lib/migrate/generate";
-import { derivePostgresqlSchema, type Dialect } from "../lib/migrate/schema-source";
+import { HISTORY_DIR, MIGRATION_DIRS, POSTGRESQL_SCHEMA, SOURCE_SCHEMA, historyNames, migrationSql, readHistory } from "../lib/db/migrate/generate";
+import { derivePostgresqlSchema, type Dialect } from "../lib/db/migrate/schema-source";
 
 /**
  * Keeps the two databases' schema files and migration folders generated from
@@ -12,7 +12,7 @@ import { derivePostgresqlSchema, type Dialect } from "../lib/migrate/schema-sour
  *   npm run db:schemas -- --new <name>   snapshot the source as a new migration, with both
  *                                        databases' SQL
  *
- * lib/migrate/drift.test.ts fails when anything here is out of step.
+ * lib/db/migrate/drift.test.ts fails when anything here is out of step.
  */
 
 const LOCK: Record<Dialect, string> = {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { packetJsonSchema } from "../lib/packet/json-schema";
+import { packetJsonSchema } from "../lib/contract/json-schema";
 import { PACKET_SCHEMA_FILE, renderPacketSchema } from "./packet-schema";
 
 // docs/packet.schema.json is generated from the zod schema; a change to the schema that

@@ -1,11 +1,11 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { packetJsonSchema } from "../lib/packet/json-schema";
+import { packetJsonSchema } from "../lib/contract/json-schema";
 
 /**
  * Writes docs/packet.schema.json: the packet's JSON Schema exactly as GET /api/v1/schema
- * serves it, generated from the zod schema (lib/packet/json-schema.ts).
+ * serves it, generated from the zod schema (lib/contract/json-schema.ts).
  *
  *   npm run docs:schema
  *

@@ -1,23 +1,23 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { readSection, RELIABILITY_DIR, type ReliabilitySection } from "../lib/testing/reliability";
+import { readSection, RELIABILITY_DIR, type ReliabilitySection } from "../testing/reliability";
 
 /**
  * Renders docs/reliability.md from the figures the hardening suite recorded in
  * test-results/reliability/*.json: one table per section, with the date and the
- * commit they were measured at. Run after `vitest run lib/hardening`.
+ * commit they were measured at. Run after `vitest run testing/hardening`.
  */
 
 const TITLES: Record<string, string> = {
-  "fuzzed-ingest": "Fuzzed ingest (lib/hardening/fuzz-ingest.test.ts)",
-  limits: "Limits (lib/hardening/limits.test.ts)",
-  "rate-limit": "Per-token rate limits (lib/hardening/rate-limit.test.ts)",
-  paths: "Paths (lib/hardening/paths.test.ts)",
-  secrets: "Secrets (lib/hardening/secrets.test.ts)",
-  "redaction-corpus": "Redaction corpus (lib/hardening/redaction-corpus.test.ts)",
-  volume: "5,000 risks, questions and files (lib/hardening/volume.test.ts)",
-  access: "Access (lib/hardening/access.test.ts)",
+  "fuzzed-ingest": "Fuzzed ingest (testing/hardening/fuzz-ingest.test.ts)",
+  limits: "Limits (testing/hardening/limits.test.ts)",
+  "rate-limit": "Per-token rate limits (testing/hardening/rate-limit.test.ts)",
+  paths: "Paths (testing/hardening/paths.test.ts)",
+  secrets: "Secrets (testing/hardening/secrets.test.ts)",
+  "redaction-corpus": "Redaction corpus (testing/hardening/redaction-corpus.test.ts)",
+  volume: "5,000 risks, questions and files (testing/hardening/volume.test.ts)",
+  access: "Access (testing/hardening/access.test.ts)",
   "hostile-content": "Hostile content (e2e/hostile-content.spec.ts, Chromium against next start)",
   memory: "Memory during 50 MiB attempts (e2e/memory.spec.ts, real HTTP to next start)",
   "busy-database": "Busy database (e2e/busy-database.spec.ts, real HTTP to next start)",
@@ -43,7 +43,7 @@ export function renderReliability(sections: ReliabilitySection[], commit: string
     "",
     "Produced by the hardening suite; do not edit by hand. `npm test` records every figure (CI",
     "then runs `tsx scripts/reliability-report.ts`); `npm run test:hardening` re-measures the",
-    "in-process sections alone. Sections from `lib/hardening/` send requests through the real route",
+    "in-process sections alone. Sections from `testing/hardening/` send requests through the real route",
     "handlers in-process (HTTP semantics without the socket) against a temporary SQLite file;",
     "sections from `e2e/` drive a production `next start` over real HTTP (and Chromium), on SQLite,",
     "on a shared 2-core machine.",

@@ -4,11 +4,11 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { loadBoard } from "../lib/board/board";
 import { boardDto } from "../lib/board/dto";
-import { threadFiltersSchema } from "../lib/threads/filters";
-import { resetConfig } from "../lib/config";
-import { closeDatabase } from "../lib/db";
+import { threadFiltersSchema } from "../lib/views/threads/filters";
+import { resetConfig } from "../lib/server/config";
+import { closeDatabase } from "../lib/db/client";
 import { ingestPacket } from "../lib/ingest/ingest";
-import { migrateDatabase } from "../lib/migrate/index";
+import { migrateDatabase } from "../lib/db/migrate/index";
 
 /**
  * What checking a JSON answer against its schema costs (docs/decisions/031-route-definitions.md):

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { migrateDatabase } from "../lib/migrate/index";
-import { config, printableDatabaseUrl } from "../lib/config";
+import { migrateDatabase } from "../lib/db/migrate/index";
+import { config, printableDatabaseUrl } from "../lib/server/config";
 import { buildIfStale } from "./build-if-stale";
 
 // `npm start`: apply pending migrations, build when the sources changed, serve.

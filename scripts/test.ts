@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../lib/testing/postgresql";
+import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../testing/postgresql";
 
 /**
  * `npm test`: the whole suite, on SQLite and, when BATON_TEST_POSTGRESQL_URL names a role

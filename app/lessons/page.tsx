@@ -1,8 +1,8 @@
 import { LessonsFilter } from "@/components/lessons/lessons-filter";
 import { LessonsTable } from "@/components/lessons/lessons-table";
 import { requirePagePerson } from "@/lib/auth/page-person";
-import { LESSON_WINDOW_DAYS } from "@/lib/lessons/dto";
-import { lessonsQuerySchema, listLessons } from "@/lib/lessons/queries";
+import { LESSON_WINDOW_DAYS } from "@/lib/views/lessons/dto";
+import { lessonsQuerySchema, listLessons } from "@/lib/views/lessons/queries";
 
 export const dynamic = "force-dynamic";
 

@@ -2,7 +2,7 @@ import { QuestionCount } from "@/components/questions/question-count";
 import { QuestionsInbox } from "@/components/questions/questions-inbox";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { abilitiesOf } from "@/lib/auth/roles";
-import { listOpenQuestions } from "@/lib/human/inbox";
+import { listOpenQuestions } from "@/lib/views/questions/inbox";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { RisksClient } from "@/components/risks/risks-client";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { abilitiesOf } from "@/lib/auth/roles";
-import { riskFiltersSchema } from "@/lib/risks/filters";
-import { listRisks } from "@/lib/risks/queries";
+import { riskFiltersSchema } from "@/lib/views/risks/filters";
+import { listRisks } from "@/lib/views/risks/queries";
 
 export const dynamic = "force-dynamic";
 

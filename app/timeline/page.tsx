@@ -1,6 +1,6 @@
 import { TimelineClient } from "@/components/timeline/timeline-client";
 import { requirePagePerson } from "@/lib/auth/page-person";
-import { loadTimeline, timelineQuerySchema } from "@/lib/timeline/queries";
+import { loadTimeline, timelineQuerySchema } from "@/lib/views/timeline/queries";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { printableDatabaseUrl } from "../../lib/config";
+import { printableDatabaseUrl } from "../../lib/server/config";
 
 /**
  * The benchmarks on PostgreSQL. Given a postgresql:// DATABASE_URL, a benchmark

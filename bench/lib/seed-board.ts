@@ -14,8 +14,8 @@
  * FULL, this machine's fsyncs made seeding about 800 packets/s, mostly waiting.)
  */
 import { performance } from "node:perf_hooks";
-import { isPostgresqlUrl } from "../../lib/config";
-import { closeDatabase, database } from "../../lib/db";
+import { isPostgresqlUrl } from "../../lib/server/config";
+import { closeDatabase, database } from "../../lib/db/client";
 import { ingestWriterStats } from "../../lib/ingest/batch-writer";
 import { ingestPacket, type IngestSource } from "../../lib/ingest/ingest";
 import { boardPackets, SEED_RESULT_PREFIX, type SeedRequest, type SeedSummary } from "./board-packets";

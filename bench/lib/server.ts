@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SESSION_COOKIE } from "../../lib/auth/session-cookie";
-import { isPostgresqlUrl, printableDatabaseUrl, sqliteFilePath } from "../../lib/config";
+import { isPostgresqlUrl, printableDatabaseUrl, sqliteFilePath } from "../../lib/server/config";
 import { createOwnDatabase, databaseName, type OwnDatabase } from "./postgresql";
 
 /** Setting up and tearing down the app under test: build, database, token, person, server. */

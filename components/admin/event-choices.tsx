@@ -1,4 +1,4 @@
-import { NOTIFICATION_EVENT_INFO, NOTIFICATION_EVENTS, type NotificationEvent, type WebhookFormat } from "@/lib/webhooks/events";
+import { NOTIFICATION_EVENT_INFO, NOTIFICATION_EVENTS, type NotificationEvent, type WebhookFormat } from "@/lib/notify/events";
 import { Checkbox } from "@/components/ui/field";
 
 export const WEBHOOKS_KEY = ["webhooks"] as const;

@@ -2,7 +2,7 @@
 
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { fetchParsed } from "@/lib/browser/fetch-parsed";
-import { deliveryPageDto, type DeliveryPageDto, type WebhookDto } from "@/lib/webhooks/dto";
+import { deliveryPageDto, type DeliveryPageDto, type WebhookDto } from "@/lib/notify/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";

@@ -1,6 +1,6 @@
 "use client";
 
-import { webhookListDto, type WebhookDto } from "@/lib/webhooks/dto";
+import { webhookListDto, type WebhookDto } from "@/lib/notify/dto";
 import { Alert } from "@/components/ui/alert";
 import { Panel } from "@/components/ui/panel";
 import { useAdminList } from "./admin-list";

@@ -1,11 +1,11 @@
 import Link from "next/link";
 import { forwardRef } from "react";
 import type { BoardCardDto } from "@/lib/board/dto";
-import { FLAG_TITLES } from "@/lib/packet/lint";
-import { SEVERITIES } from "@/lib/packet/severity";
-import { SeverityBadge } from "@/components/threads/severity-badge";
-import { threadHref } from "@/lib/threads/href";
-import { visibleText } from "@/lib/format/invisible";
+import { FLAG_TITLES } from "@/lib/contract/lint";
+import { SEVERITIES } from "@/lib/contract/severity";
+import { SeverityBadge } from "@/components/shared/severity-badge";
+import { threadHref } from "@/lib/views/threads/href";
+import { visibleText } from "@/lib/contract/invisible";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { Age } from "@/components/ui/time";
 import { DecisionControls } from "@/components/human/decision-controls";

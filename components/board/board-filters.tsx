@@ -1,8 +1,8 @@
 "use client";
 
 import { forwardRef, useCallback, useEffect, useRef, useState } from "react";
-import { FLAG_CODES, FLAG_TITLES } from "@/lib/packet/lint";
-import { SEVERITIES } from "@/lib/packet/severity";
+import { FLAG_CODES, FLAG_TITLES } from "@/lib/contract/lint";
+import { SEVERITIES } from "@/lib/contract/severity";
 import { Field, Input, Select } from "@/components/ui/field";
 
 export interface BoardFilterValues {

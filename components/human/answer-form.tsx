@@ -5,7 +5,7 @@ import { AgentText } from "@/components/ui/agent-text";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { TextArea } from "@/components/ui/field";
-import { visibleText } from "@/lib/format/invisible";
+import { visibleText } from "@/lib/contract/invisible";
 import { describeHumanSection } from "./human-state-line";
 import { useHumanAction } from "./use-human-action";
 

@@ -1,8 +1,8 @@
 import Link from "next/link";
 import { AgentText } from "@/components/ui/agent-text";
 import { Age, Moment } from "@/components/ui/time";
-import type { LessonDto } from "@/lib/lessons/dto";
-import { threadHref } from "@/lib/threads/href";
+import type { LessonDto } from "@/lib/views/lessons/dto";
+import { threadHref } from "@/lib/views/threads/href";
 
 const cellClass = "px-2 py-2 align-top";
 

@@ -1,6 +1,6 @@
 "use client";
 
-import type { InboxDto } from "@/lib/human/inbox-dto";
+import type { InboxDto } from "@/lib/views/questions/dto";
 import { CountPill } from "@/components/ui/badge";
 import { useInbox } from "./use-inbox";
 

@@ -9,10 +9,10 @@ import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { TextArea } from "@/components/ui/field";
 import { Age } from "@/components/ui/time";
-import { visibleText } from "@/lib/format/invisible";
+import { visibleText } from "@/lib/contract/invisible";
 import { sharedAnswerResultDto } from "@/lib/human/dto";
-import type { QuestionGroupDto } from "@/lib/human/inbox-dto";
-import { threadHref } from "@/lib/threads/href";
+import type { QuestionGroupDto } from "@/lib/views/questions/dto";
+import { threadHref } from "@/lib/views/threads/href";
 
 /** What a refused answer says when a thread moved on since the inbox was loaded (409). */
 export const CONFLICT_MESSAGE = "Someone else acted on this, or the agent sent a newer packet. Nothing was written.";

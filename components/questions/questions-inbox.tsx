@@ -6,7 +6,7 @@ import { isTextField } from "@/lib/browser/text-field";
 import { useDocumentKeys } from "@/lib/browser/use-document-keys";
 import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useRovingList } from "@/lib/browser/use-roving-list";
-import type { InboxDto, QuestionGroupDto } from "@/lib/human/inbox-dto";
+import type { InboxDto, QuestionGroupDto } from "@/lib/views/questions/dto";
 import { Alert, Note } from "@/components/ui/alert";
 import { EmptyList } from "@/components/ui/empty-list";
 import { QuestionGroup } from "./question-group";

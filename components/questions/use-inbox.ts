@@ -1,6 +1,6 @@
 "use client";
 
-import { inboxDto, type InboxDto } from "@/lib/human/inbox-dto";
+import { inboxDto, type InboxDto } from "@/lib/views/questions/dto";
 import { useLiveQuery } from "@/lib/browser/use-live-query";
 
 /** The react-query key of the questions inbox: the list and the heading's count share it. */

@@ -2,14 +2,14 @@
 
 import Link from "next/link";
 import { useId } from "react";
-import { SeverityBadge } from "@/components/threads/severity-badge";
+import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText } from "@/components/ui/agent-text";
 import { Badge } from "@/components/ui/badge";
 import { Age, Moment } from "@/components/ui/time";
-import { visibleText } from "@/lib/format/invisible";
-import type { RiskGroupDto } from "@/lib/risks/dto";
-import type { RiskState } from "@/lib/risks/triage-state";
-import { threadHref } from "@/lib/threads/href";
+import { visibleText } from "@/lib/contract/invisible";
+import type { RiskGroupDto } from "@/lib/views/risks/dto";
+import type { RiskState } from "@/lib/views/risks/triage-state";
+import { threadHref } from "@/lib/views/threads/href";
 
 const STATE_STYLES: Record<RiskState, string> = {
   regressed: "bg-red-700 font-bold text-white uppercase tracking-wide",

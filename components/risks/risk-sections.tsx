@@ -1,7 +1,7 @@
 "use client";
 
-import type { Severity } from "@/lib/packet/severity";
-import type { RiskGroupDto } from "@/lib/risks/dto";
+import type { Severity } from "@/lib/contract/severity";
+import type { RiskGroupDto } from "@/lib/views/risks/dto";
 
 interface Section {
   id: "regressed" | Severity;

@@ -6,7 +6,7 @@ import { isTextField } from "@/lib/browser/text-field";
 import { useDocumentKeys } from "@/lib/browser/use-document-keys";
 import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useRovingList } from "@/lib/browser/use-roving-list";
-import type { RiskListDto } from "@/lib/risks/dto";
+import type { RiskListDto } from "@/lib/views/risks/dto";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { EmptyList } from "@/components/ui/empty-list";

@@ -2,7 +2,7 @@
 
 import { useLiveQuery } from "@/lib/browser/use-live-query";
 import { withQuery } from "@/lib/browser/fetch-parsed";
-import { riskListDto, type RiskListDto } from "@/lib/risks/dto";
+import { riskListDto, type RiskListDto } from "@/lib/views/risks/dto";
 
 /**
  * The risks list for the URL's filters: as the server rendered it, then as

@@ -2,7 +2,7 @@
 
 import { useRef, useState } from "react";
 import { sendJson } from "@/lib/browser/send-json";
-import { triageResultDto, type RiskGroupDto, type TriageRequestAction } from "@/lib/risks/dto";
+import { triageResultDto, type RiskGroupDto, type TriageRequestAction } from "@/lib/views/risks/dto";
 
 export type TriageAction = Exclude<TriageRequestAction, "untriaged">;
 

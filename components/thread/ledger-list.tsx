@@ -1,5 +1,5 @@
-import { describeLedgerEvent } from "@/lib/ledger/describe";
-import type { LedgerEventDto } from "@/lib/ledger/dto";
+import { describeLedgerEvent } from "@/lib/events/describe";
+import type { LedgerEventDto } from "@/lib/events/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { Panel } from "@/components/ui/panel";
 import { Moment } from "@/components/ui/time";

@@ -1,8 +1,8 @@
 import type { ReactNode } from "react";
-import type { CanonicalPacket, CanonicalQuestion } from "@/lib/packet/canonical";
-import { FLAG_TITLES, type Flag } from "@/lib/packet/lint";
-import { severityRank } from "@/lib/packet/severity";
-import { SeverityBadge } from "@/components/threads/severity-badge";
+import type { CanonicalPacket, CanonicalQuestion } from "@/lib/contract/canonical";
+import { FLAG_TITLES, type Flag } from "@/lib/contract/lint";
+import { severityRank } from "@/lib/contract/severity";
+import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { Panel } from "@/components/ui/panel";
 

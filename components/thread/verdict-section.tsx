@@ -1,5 +1,5 @@
-import type { VerdictPointerReadingDto, VerdictReadingDto, ReviewReportDto, VerificationReportDto } from "@/lib/verdict/dto";
-import { SeverityBadge } from "@/components/threads/severity-badge";
+import type { VerdictPointerReadingDto, VerdictReadingDto, ReviewReportDto, VerificationReportDto } from "@/lib/views/verdict/dto";
+import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText } from "@/components/ui/agent-text";
 import { Badge } from "@/components/ui/badge";
 import { Panel } from "@/components/ui/panel";

@@ -1,11 +1,11 @@
-import type { ThreadDetailDto } from "@/lib/threads/dto";
-import type { VersionDiffDto } from "@/lib/threads/dto";
-import { SeverityBadge } from "@/components/threads/severity-badge";
+import type { ThreadDetailDto } from "@/lib/views/threads/dto";
+import type { VersionDiffDto } from "@/lib/views/threads/dto";
+import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText } from "@/components/ui/agent-text";
 import { buttonClass } from "@/components/ui/button";
 import { Field, Select } from "@/components/ui/field";
 import { Moment } from "@/components/ui/time";
-import { formatMoment } from "@/lib/format/moment";
+import { formatMoment } from "@/lib/browser/moment";
 import { Panel } from "@/components/ui/panel";
 
 interface VersionHistoryProps {

@@ -1,6 +1,6 @@
-import type { TimelineLaneDto } from "@/lib/timeline/dto";
-import { formatMoment, positionOf } from "@/lib/timeline/window";
-import { threadHref } from "@/lib/threads/href";
+import type { TimelineLaneDto } from "@/lib/views/timeline/dto";
+import { formatMoment, positionOf } from "@/lib/views/timeline/window";
+import { threadHref } from "@/lib/views/threads/href";
 
 /** A marker of a lane, in time order: a version (coloured by severity) or a person's decision. */
 export interface TimelineMarker {

@@ -11,9 +11,9 @@ import { isTextField } from "@/lib/browser/text-field";
 import { useDocumentKeys } from "@/lib/browser/use-document-keys";
 import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useLiveQuery } from "@/lib/browser/use-live-query";
-import type { LedgerEventDto } from "@/lib/ledger/dto";
-import { timelineDto, timelineFeedDto, type TimelineDto, type TimelineFeedDto } from "@/lib/timeline/dto";
-import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS, WINDOW_LABELS, type TimelineWindow } from "@/lib/timeline/window";
+import type { LedgerEventDto } from "@/lib/events/dto";
+import { timelineDto, timelineFeedDto, type TimelineDto, type TimelineFeedDto } from "@/lib/views/timeline/dto";
+import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS, WINDOW_LABELS, type TimelineWindow } from "@/lib/views/timeline/window";
 import { TimelineFeed } from "./timeline-feed";
 import { TimelineLanes } from "./timeline-lanes";
 

@@ -1,11 +1,11 @@
 "use client";
 
 import Link from "next/link";
-import type { TimelineFeedEventDto } from "@/lib/timeline/dto";
+import type { TimelineFeedEventDto } from "@/lib/views/timeline/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { Button } from "@/components/ui/button";
 import { Moment } from "@/components/ui/time";
-import { threadHref } from "@/lib/threads/href";
+import { threadHref } from "@/lib/views/threads/href";
 
 interface TimelineFeedProps {
   events: TimelineFeedEventDto[];

@@ -3,11 +3,11 @@
 import Link from "next/link";
 import { memo, useId, useState, type KeyboardEvent } from "react";
 import { createPortal } from "react-dom";
-import { SEVERITY_STYLES } from "@/components/threads/severity-badge";
-import type { TimelineLaneDto } from "@/lib/timeline/dto";
-import { threadHref } from "@/lib/threads/href";
+import { SEVERITY_STYLES } from "@/components/shared/severity-badge";
+import type { TimelineLaneDto } from "@/lib/views/timeline/dto";
+import { threadHref } from "@/lib/views/threads/href";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
-import { visibleText } from "@/lib/format/invisible";
+import { visibleText } from "@/lib/contract/invisible";
 import { laneMarkers, type TimelineMarker } from "./markers";
 
 interface TimelineLaneProps {

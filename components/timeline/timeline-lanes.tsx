@@ -2,8 +2,8 @@
 
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { TimelineDto } from "@/lib/timeline/dto";
-import { axisTicks, positionOf } from "@/lib/timeline/window";
+import type { TimelineDto } from "@/lib/views/timeline/dto";
+import { axisTicks, positionOf } from "@/lib/views/timeline/window";
 import { laneMarkers, nearestMarker } from "./markers";
 import { TimelineLane } from "./timeline-lane";
 

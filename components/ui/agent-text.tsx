@@ -1,5 +1,5 @@
 import { Fragment } from "react";
-import { revealInvisible } from "@/lib/format/invisible";
+import { revealInvisible } from "@/lib/contract/invisible";
 
 interface AgentTextProps {
   /** A string an agent sent: hostile until shown otherwise. */

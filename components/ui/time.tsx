@@ -1,5 +1,5 @@
-import { formatAge } from "@/lib/format/age";
-import { formatMoment } from "@/lib/format/moment";
+import { formatAge } from "@/lib/browser/age";
+import { formatMoment } from "@/lib/browser/moment";
 
 /**
  * The one way a moment is shown (docs/decisions/033-component-layer.md): "Nov 29 09:12 UTC",

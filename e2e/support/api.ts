@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { expect, type APIRequestContext, type APIResponse } from "@playwright/test";
 import type { IngestResult } from "../../lib/ingest/ingest";
-import type { PacketDto, ThreadDetailDto } from "../../lib/threads/dto";
+import type { PacketDto, ThreadDetailDto } from "../../lib/views/threads/dto";
 
 export type { IngestResult, PacketDto, ThreadDetailDto };
-export type { ThreadCardDto, ThreadListDto } from "../../lib/threads/dto";
+export type { ThreadCardDto, ThreadListDto } from "../../lib/views/threads/dto";
 
 /** A value no other test (or earlier run) uses: specs own their data and do not depend on order. */
 export function uniqueId(label: string): string {

@@ -1,4 +1,4 @@
-import { INVISIBLE_CHARACTERS } from "../../lib/packet/validate";
+import { INVISIBLE_CHARACTERS } from "../../lib/contract/validate";
 
 /**
  * Hostile text an agent could put in any field of a packet. A payload that ever
@@ -81,7 +81,7 @@ export function hostilePacket(thread: string, payloads: readonly string[]): Reco
   const all = payloads.join("\n");
   const first = payloads[0] ?? "";
   // Fields that name a thread refuse invisible and bidirectional characters (400, tested
-  // in lib/packet/validate.test.ts): they carry every payload without those.
+  // in lib/contract/validate.test.ts): they carry every payload without those.
   const visible = payloads.map((payload) => payload.replace(INVISIBLE_CHARACTERS, "")).join(" ");
   return {
     thread: thread.replace(INVISIBLE_CHARACTERS, ""),

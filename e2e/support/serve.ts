@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import pg from "pg";
-import { isPostgresqlUrl } from "../../lib/config";
-import { migrateDatabase } from "../../lib/migrate/index";
+import { isPostgresqlUrl } from "../../lib/server/config";
+import { migrateDatabase } from "../../lib/db/migrate/index";
 import { E2E_DATABASE_URL, E2E_ROOT, E2E_WATCH_DIR } from "./paths";
 
 // The app under test: the production build, a fresh database file and a watched folder.
@@ -26,11 +26,11 @@ const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "star
     BATON_WATCH_DIRS: E2E_WATCH_DIR,
     NEXT_TELEMETRY_DISABLED: "1",
     // A worker's specs share one agent token: a per-token limit that never bites here
-    // (the limit itself is tested in lib/hardening/rate-limit.test.ts; decision 021).
+    // (the limit itself is tested in testing/hardening/rate-limit.test.ts; decision 021).
     BATON_RATE_LIMIT_PER_MINUTE: process.env.BATON_RATE_LIMIT_PER_MINUTE ?? "1000000",
     BATON_RATE_LIMIT_BURST: process.env.BATON_RATE_LIMIT_BURST ?? "100000",
     // Every spec signs in from 127.0.0.1: the per-address and per-process sign-in buckets
-    // are off here (tested in lib/hardening/sign-in-throttle.test.ts; decision 029).
+    // are off here (tested in testing/hardening/sign-in-throttle.test.ts; decision 029).
     BATON_SIGN_IN_PER_MINUTE: process.env.BATON_SIGN_IN_PER_MINUTE ?? "0",
     BATON_SIGN_IN_GLOBAL_PER_MINUTE: process.env.BATON_SIGN_IN_GLOBAL_PER_MINUTE ?? "0",
     // Specs' webhook receivers listen on 127.0.0.1, which webhooks reach only when listed (decision 025).

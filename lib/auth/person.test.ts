@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectBatonError } from "../testing/expect-baton-error";
-import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { expectBatonError } from "@/testing/expect-baton-error";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { createApiToken } from "./tokens";
 import { assertSameOrigin, cookieOf, personOfRequest, requirePerson, servedOverHttps } from "./person";
 import type { Person, Role } from "./roles";

@@ -1,5 +1,5 @@
 import "server-only";
-import { BatonError } from "../errors";
+import { BatonError } from "../core/errors";
 import { hasRole, type Person, type Role } from "./roles";
 import { personOfSession, SESSION_COOKIE } from "./sessions";
 

@@ -1,6 +1,6 @@
 import "server-only";
 import { authenticateBearer, type AuthenticatedToken } from "./tokens";
-import { BatonError } from "../errors";
+import { BatonError } from "../core/errors";
 import { admitTokenRequest } from "../http/rate-limit";
 import { personOfRequest } from "./person";
 import type { Person } from "./roles";

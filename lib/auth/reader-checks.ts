@@ -1,13 +1,13 @@
 import "server-only";
-import { sqlExecutor } from "../db";
-import { BatonError } from "../errors";
+import { sqlExecutor } from "../db/client";
+import { BatonError } from "../core/errors";
 import { Prisma } from "../generated/prisma/client";
 import { cookieOf } from "./person";
 import type { Reader } from "./read-access";
 import { roleSchema } from "./roles";
 import { SESSION_COOKIE, sessionIdOf, sessionIsLive } from "./sessions";
-import { singleton } from "../singleton";
-import { inChunks } from "../sql";
+import { singleton } from "../core/singleton";
+import { inChunks } from "../db/sql";
 
 /**
  * Readers that stay (a live stream, a waiting read): capped per reader, and every identity
@@ -164,7 +164,7 @@ interface SessionRow {
   role: string;
 }
 
-/** Rows for `ids`, one statement per IN_LIST_MAX readers (lib/sql.ts). */
+/** Rows for `ids`, one statement per IN_LIST_MAX readers (lib/db/sql.ts). */
 async function lookUp<Row>(ids: string[], statement: (ids: Prisma.Sql) => Prisma.Sql): Promise<Map<string, Row>> {
   const sql = await sqlExecutor();
   const rows = await inChunks(ids, (chunk) => {

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { database, inTransaction } from "../db";
-import { expectBatonError } from "../testing/expect-baton-error";
-import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { database, inTransaction } from "../db/client";
+import { expectBatonError } from "@/testing/expect-baton-error";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import type { Person, Role } from "./roles";
 import { replaceSignInThrottle, SignInThrottle } from "./sign-in-throttle";
 import {
@@ -32,7 +32,7 @@ let serial = 0;
 beforeAll(async () => {
   // A throttle of this file's own, with the per-address and per-process buckets off:
   // this file signs in more than 30 times a minute from one address on purpose. Those
-  // buckets are tested in lib/hardening/sign-in-throttle.test.ts.
+  // buckets are tested in testing/hardening/sign-in-throttle.test.ts.
   // Its clock stands still: a backoff must not run out while a slow machine hashes the guesses.
   const frozen = Date.now();
   replaceSignInThrottle(new SignInThrottle({ perAddressPerMinute: 0, globalPerMinute: 0 }, () => frozen));

@@ -1,9 +1,9 @@
 import "server-only";
 import { createHash, randomBytes } from "node:crypto";
-import { database, inTransaction } from "../db";
-import { BatonError } from "../errors";
-import { appendLedgerEvents } from "../ledger/events";
-import { announceLedger } from "../ledger/bus";
+import { database, inTransaction } from "../db/client";
+import { BatonError } from "../core/errors";
+import { appendLedgerEvents } from "../events/ledger";
+import { announceLedger } from "../events/bus";
 import { verifyAgainstDecoy, verifyPassword } from "./passwords";
 import type { Person } from "./roles";
 import { signInThrottle } from "./sign-in-throttle";

@@ -1,9 +1,9 @@
 import "server-only";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { BatonError } from "../errors";
+import { BatonError } from "../core/errors";
 import { CLIENT_ADDRESS_HEADER } from "../http/client-address";
 import { isLoopbackAddress, isLoopbackHost, namedHosts } from "../http/hosts";
-import { processSlot } from "../singleton";
+import { processSlot } from "../core/singleton";
 
 /**
  * The one-time first-run setup code; only its SHA-256 is kept, in this process's memory

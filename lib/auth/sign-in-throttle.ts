@@ -1,8 +1,8 @@
 import "server-only";
-import { config } from "../config";
-import { BatonError } from "../errors";
+import { config } from "../server/config";
+import { BatonError } from "../core/errors";
 import { TokenBucketLimiter } from "../http/rate-limit";
-import { processSlot } from "../singleton";
+import { processSlot } from "../core/singleton";
 
 /**
  * Sign-in throttling in this process's memory: per address and username with backoff, per

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { database } from "../db";
-import { BatonError } from "../errors";
+import { database } from "../db/client";
+import { BatonError } from "../core/errors";
 import { ingestPacket, type IngestSource } from "../ingest/ingest";
-import { expectBatonError } from "../testing/expect-baton-error";
-import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { expectBatonError } from "@/testing/expect-baton-error";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { authenticateBearer, createApiToken, listApiTokens, revokeApiToken } from "./tokens";
 
 freshDatabaseForThisFile();

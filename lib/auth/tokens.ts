@@ -1,11 +1,11 @@
 import "server-only";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { database, inTransaction, sqlExecutor } from "../db";
-import { BatonError } from "../errors";
-import { newId } from "../ids";
+import { database, inTransaction, sqlExecutor } from "../db/client";
+import { BatonError } from "../core/errors";
+import { newId } from "../db/ids";
 import { Prisma } from "../generated/prisma/client";
-import { appendLedgerEvents } from "../ledger/events";
-import { announceLedger } from "../ledger/bus";
+import { appendLedgerEvents } from "../events/ledger";
+import { announceLedger } from "../events/bus";
 import { tokenSummarySchema, type TokenSummary } from "./dto";
 import { TOKEN_SCOPES, tokenScopeSchema, type TokenScope } from "./token-scopes";
 

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { database } from "../db";
-import { BatonError } from "../errors";
-import { expectBatonError } from "../testing/expect-baton-error";
-import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { database } from "../db/client";
+import { BatonError } from "../core/errors";
+import { expectBatonError } from "@/testing/expect-baton-error";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { verifyPassword } from "./passwords";
 import type { Person, Role } from "./roles";
 import { personOfSession, SESSION_COOKIE, signIn, startSession } from "./sessions";

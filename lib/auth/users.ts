@@ -1,11 +1,11 @@
 import "server-only";
 import { z } from "zod";
-import { database, inTransaction, type Tx } from "../db";
-import { BatonError } from "../errors";
-import { newId } from "../ids";
-import { appendLedgerEvents } from "../ledger/events";
-import { announceLedger } from "../ledger/bus";
-import { parseInput } from "../parse-input";
+import { database, inTransaction, type Tx } from "../db/client";
+import { BatonError } from "../core/errors";
+import { newId } from "../db/ids";
+import { appendLedgerEvents } from "../events/ledger";
+import { announceLedger } from "../events/bus";
+import { parseInput } from "../core/parse-input";
 import { userDtoSchema, type UserDto } from "./dto";
 import { hashPassword, passwordSchema } from "./passwords";
 import { roleSchema, type Person, type Role } from "./roles";

@@ -1,20 +1,20 @@
 import "server-only";
-import { config } from "../config";
-import { database } from "../db";
-import { inChunks } from "../sql";
-import type { Flag, FlagCode } from "../packet/lint";
-import { severityRank, type Severity } from "../packet/severity";
-import type { ThreadCardDto } from "../threads/dto";
+import { config } from "../server/config";
+import { database } from "../db/client";
+import { inChunks } from "../db/sql";
+import type { Flag, FlagCode } from "../contract/lint";
+import { severityRank, type Severity } from "../contract/severity";
+import type { ThreadCardDto } from "../views/threads/dto";
 import { boardDto, type BoardCardDto, type BoardDto } from "./dto";
-import type { ThreadFilters } from "../threads/filters";
-import { cardSelect, filterWhere, toCard } from "../threads/queries";
+import type { ThreadFilters } from "../views/threads/filters";
+import { cardSelect, filterWhere, toCard } from "../views/threads/queries";
 import { COLUMNS, COLUMN_TITLES, decideColumn, type Column } from "./columns";
-import { peekVerdictCached, readVerdictCached } from "../verdict/cache";
-import type { VerdictSummaryDto } from "../verdict/dto";
-import { workspaceRootsFor } from "../verdict/roots";
-import type { CanonicalPacket } from "../packet/canonical";
-import { riskAttentionByVersion, type RiskAttention } from "../risks/active-risks";
-import { loadWatchdogFlags } from "../watchdog/findings";
+import { peekVerdictCached, readVerdictCached } from "../views/verdict/cache";
+import type { VerdictSummaryDto } from "../views/verdict/dto";
+import { workspaceRootsFor } from "../views/verdict/roots";
+import type { CanonicalPacket } from "../contract/canonical";
+import { riskAttentionByVersion, type RiskAttention } from "../views/risks/active-risks";
+import { loadWatchdogFlags } from "./watchdog/findings";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
 
@@ -67,7 +67,7 @@ function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskA
     staleMs: staleHours * 3_600_000,
     activeReceivedAt: Date.parse(packet.received_at),
     flags: packet.flags.map((flag) => flag.code),
-    // Triage carries over by fingerprint (lib/risks/triage-state.ts): acknowledged, resolved or snoozed risks need nobody.
+    // Triage carries over by fingerprint (lib/views/risks/triage-state.ts): acknowledged, resolved or snoozed risks need nobody.
     unacknowledgedSevere: risks.unacknowledgedSevere,
     regressedRisks: risks.regressed,
     decision: card.active_packet.human.decision
@@ -140,7 +140,7 @@ export async function loadBoard(
   const rows = options.keys
     ? await inChunks(options.keys, (keys) => db.thread.findMany({ where: { ...where, key: { in: keys } }, select: cardSelect }))
     : await db.thread.findMany({ where, select: cardSelect });
-  // Watchdog findings (lib/watchdog/findings.ts) join the flags a card carries before it is placed.
+  // Watchdog findings (lib/board/watchdog/findings.ts) join the flags a card carries before it is placed.
   const watchdogFlags = await loadWatchdogFlags();
   const cards = rows.map(toCard).map((card) => withFlags(card, watchdogFlags.get(card.key)));
   const [verdicts, riskAttention] = await Promise.all([

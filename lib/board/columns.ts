@@ -1,4 +1,4 @@
-import { NEEDS_PERSON_FLAGS, type FlagCode } from "../packet/lint";
+import { NEEDS_PERSON_FLAGS, type FlagCode } from "../contract/lint";
 
 /**
  * The one place that decides a card's column (docs/product.md#columns). Every rule
@@ -23,7 +23,7 @@ export interface ColumnInput {
   activeReceivedAt: number;
   /** The active packet's flags (from ingest, and from reading its verdict reports). */
   flags: readonly FlagCode[];
-  /** Critical and high risks of the active packet that are open: never triaged, or their snooze ended (lib/risks/triage-state.ts). */
+  /** Critical and high risks of the active packet that are open: never triaged, or their snooze ended (lib/views/risks/triage-state.ts). */
   unacknowledgedSevere: number;
   /** Risks of the active packet, of any severity, that a person resolved and a newer packet carries again. */
   regressedRisks: number;

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { threadCardDto } from "../threads/dto";
-import { verdictSummaryDto } from "../verdict/dto";
+import { threadCardDto } from "../views/threads/dto";
+import { verdictSummaryDto } from "../views/verdict/dto";
 import { COLUMNS } from "./columns";
 
 /** The board's DTOs: safe to import from browser code (no server modules here). */

@@ -1,8 +1,8 @@
 "use client";
 
 import { useEffect, useRef } from "react";
-import type { LedgerEventDto } from "../ledger/dto";
-import { useLedgerStream, type LedgerStreamStatus } from "../live/use-ledger-stream";
+import type { LedgerEventDto } from "../events/dto";
+import { useLedgerStream, type LedgerStreamStatus } from "./use-ledger-stream";
 import { REFRESH_EVERY_MS, RefreshScheduler } from "./refresh-scheduler";
 
 export interface LedgerRefreshRule {

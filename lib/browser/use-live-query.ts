@@ -3,7 +3,7 @@
 import { keepPreviousData, useQuery, useQueryClient, type QueryKey } from "@tanstack/react-query";
 import { useCallback } from "react";
 import type { z } from "zod";
-import type { LedgerEventDto } from "../ledger/dto";
+import type { LedgerEventDto } from "../events/dto";
 import { fetchParsed } from "./fetch-parsed";
 import { useLedgerRefresh, type LedgerRefreshRule } from "./use-ledger-refresh";
 

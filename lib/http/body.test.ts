@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BatonError } from "../errors";
+import { BatonError } from "../core/errors";
 import { errorResponse } from "./respond";
 import { readBodyText } from "./body";
 
@@ -70,7 +70,7 @@ describe("readBodyText deadlines", () => {
   });
 
   it("takes its deadlines from BATON_BODY_TIMEOUT_MS and BATON_BODY_IDLE_TIMEOUT_MS by default", async () => {
-    const { resetConfig } = await import("../config");
+    const { resetConfig } = await import("../server/config");
     const saved = process.env.BATON_BODY_IDLE_TIMEOUT_MS;
     process.env.BATON_BODY_IDLE_TIMEOUT_MS = "60";
     resetConfig();
@@ -85,7 +85,7 @@ describe("readBodyText deadlines", () => {
   });
 
   it("names the variable when a timeout setting is not valid", async () => {
-    const { config, resetConfig } = await import("../config");
+    const { config, resetConfig } = await import("../server/config");
     const saved = process.env.BATON_BODY_TIMEOUT_MS;
     process.env.BATON_BODY_TIMEOUT_MS = "soon";
     resetConfig();

@@ -1,8 +1,8 @@
 import "server-only";
 import type { z } from "zod";
-import { parseInput } from "../parse-input";
-import { BatonError } from "../errors";
-import { config } from "../config";
+import { parseInput } from "../core/parse-input";
+import { BatonError } from "../core/errors";
+import { config } from "../server/config";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 

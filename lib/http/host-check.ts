@@ -1,5 +1,5 @@
 import "server-only";
-import { config } from "../config";
+import { config } from "../server/config";
 import { hostRefusal } from "./hosts";
 
 /**

@@ -1,5 +1,5 @@
 import ipaddr from "ipaddr.js";
-import { BatonError } from "../errors";
+import { BatonError } from "../core/errors";
 
 /**
  * Which Host a request may name (decision 030). DNS rebinding points a name the
@@ -26,7 +26,7 @@ export function splitHost(value: string): AllowedHost | null {
   return { name, port: match[2] ?? null };
 }
 
-/** BATON_ALLOWED_HOSTS entries, checked at start (lib/config.ts). */
+/** BATON_ALLOWED_HOSTS entries, checked at start (lib/server/config.ts). */
 export function parseAllowedHosts(entries: readonly string[]): { hosts: AllowedHost[] } | { problem: string } {
   const hosts: AllowedHost[] = [];
   for (const entry of entries) {

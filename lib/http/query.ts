@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { parseInput } from "../parse-input";
+import { parseInput } from "../core/parse-input";
 
 /** Parses a request's query string with a zod schema; errors name each parameter. */
 export function parseQuery<T extends z.ZodType>(request: Request, schema: T): z.output<T> {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { resetConfig } from "../config";
-import { BatonError } from "../errors";
+import { resetConfig } from "../server/config";
+import { BatonError } from "../core/errors";
 import { errorResponse } from "./respond";
 import { admitTokenRequest, TokenBucketLimiter } from "./rate-limit";
 

@@ -1,8 +1,8 @@
 import "server-only";
 import type { AuthenticatedToken } from "../auth/tokens";
-import { config } from "../config";
-import { BatonError } from "../errors";
-import { processSlot } from "../singleton";
+import { config } from "../server/config";
+import { BatonError } from "../core/errors";
+import { processSlot } from "../core/singleton";
 
 /**
  * Per-token rate limits (decision 021): a token bucket per API token id, held

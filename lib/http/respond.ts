@@ -1,4 +1,4 @@
-import { toBatonError } from "../db-errors";
+import { toBatonError } from "../db/errors";
 
 export { toBatonError };
 

@@ -4,8 +4,8 @@ import { createApiToken } from "../auth/tokens";
 import { createFirstAdmin, createUser } from "../auth/users";
 import { SESSION_COOKIE, startSession } from "../auth/sessions";
 import type { Person } from "../auth/roles";
-import { BatonError } from "../errors";
-import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { BatonError } from "../core/errors";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { checkResponses, defineRoute, reply, routeOf } from "./route";
 
 /** defineRoute over real requests, tokens and sessions: who is refused, what bad input is told, what a bad answer becomes. */

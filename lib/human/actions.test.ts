@@ -2,15 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Person } from "../auth/roles";
 import { createFirstAdmin, createUser } from "../auth/users";
 import { loadBoard } from "../board/board";
-import { database, inTransaction, sqlExecutor } from "../db";
-import { BatonError } from "../errors";
+import { database, inTransaction, sqlExecutor } from "../db/client";
+import { BatonError } from "../core/errors";
 import { Prisma } from "../generated/prisma/client";
 import { ingestPacket } from "../ingest/ingest";
-import { expectBatonError } from "../testing/expect-baton-error";
-import { freshDatabaseForThisFile } from "../testing/temp-database";
-import { scheduleWriteBack } from "../writeback/write-human-section";
-import { threadFiltersSchema, threadListQuerySchema } from "../threads/filters";
-import { getMergedHandoff, getThreadDetail, listActiveThreads } from "../threads/queries";
+import { expectBatonError } from "@/testing/expect-baton-error";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { scheduleWriteBack } from "./writeback/write-human-section";
+import { threadFiltersSchema, threadListQuerySchema } from "../views/threads/filters";
+import { getMergedHandoff, getThreadDetail, listActiveThreads } from "../views/threads/queries";
 import {
   answer,
   answerShared,

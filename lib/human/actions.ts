@@ -1,13 +1,13 @@
 import "server-only";
 import { z } from "zod";
-import { inTransaction, isUniqueViolation, type Tx } from "../db";
-import { BatonError } from "../errors";
-import { newId } from "../ids";
-import { appendLedgerEvents, type NewLedgerEvent } from "../ledger/events";
-import { announceLedger } from "../ledger/bus";
+import { inTransaction, isUniqueViolation, type Tx } from "../db/client";
+import { BatonError } from "../core/errors";
+import { newId } from "../db/ids";
+import { appendLedgerEvents, type NewLedgerEvent } from "../events/ledger";
+import { announceLedger } from "../events/bus";
 import type { Person } from "../auth/roles";
 import type { HumanStateDto } from "./dto";
-import { scheduleWriteBack } from "../writeback/write-human-section";
+import { scheduleWriteBack } from "./writeback/write-human-section";
 import { latestHumanRevision, sectionOf, type HumanSection } from "./section";
 
 /**

@@ -1,11 +1,11 @@
 import "server-only";
 import { holdReader, type ReaderHold, type ReaderIdentity } from "../auth/reader-checks";
-import { BatonError } from "../errors";
-import type { LedgerEventDto, LedgerKind } from "../ledger/events";
-import { ledgerFeedReady, subscribeLedger } from "../live/ledger-feed";
-import { getMergedHandoff } from "../threads/queries";
+import { BatonError } from "../core/errors";
+import type { LedgerEventDto, LedgerKind } from "../events/ledger";
+import { ledgerFeedReady, subscribeLedger } from "../events/ledger-feed";
+import { getMergedHandoff } from "../views/threads/queries";
 import type { HumanSection } from "./section";
-import { singleton } from "../singleton";
+import { singleton } from "../core/singleton";
 
 /**
  * The waiting read of a thread's merged handoff: one registry of waiters grouped by thread,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { database } from "../db";
-import { freshDatabaseForThisFile } from "../testing/temp-database";
+import { database } from "../db/client";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { announceArrival, ingestWriterStats } from "./batch-writer";
 import { ingestPacket, type IngestSource } from "./ingest";
 import { ingestRequestBody } from "./request";

@@ -1,10 +1,10 @@
 import "server-only";
-import { inTransaction, isUniqueViolation } from "../db";
-import { BatonError } from "../errors";
-import { announceLedger } from "../ledger/bus";
+import { inTransaction, isUniqueViolation } from "../db/client";
+import { BatonError } from "../core/errors";
+import { announceLedger } from "../events/bus";
 import { storeBatch } from "./store-batch";
 import type { IngestResult, PendingPacket } from "./types";
-import { singleton } from "../singleton";
+import { singleton } from "../core/singleton";
 
 /**
  * Group commit: packets that arrive while a write transaction is running wait

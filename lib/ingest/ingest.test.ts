@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { database } from "../db";
-import { expectBatonError } from "../testing/expect-baton-error";
-import { freshDatabaseForThisFile } from "../testing/temp-database";
-import { listActiveThreads } from "../threads/queries";
-import { threadListQuerySchema } from "../threads/filters";
+import { database } from "../db/client";
+import { expectBatonError } from "@/testing/expect-baton-error";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { listActiveThreads } from "../views/threads/queries";
+import { threadListQuerySchema } from "../views/threads/filters";
 import { ingestPacket, type IngestSource } from "./ingest";
 import { ingestRequestBody } from "./request";
 

@@ -1,8 +1,8 @@
 import "server-only";
-import { canonicalJson, sha256Hex } from "../packet/canonical-json";
-import { preparePacket } from "../packet/prepare";
-import { inTransaction } from "../db";
-import { BatonError } from "../errors";
+import { canonicalJson, sha256Hex } from "../contract/canonical-json";
+import { preparePacket } from "../contract/prepare";
+import { inTransaction } from "../db/client";
+import { BatonError } from "../core/errors";
 import { submitForStorage } from "./batch-writer";
 import type { IngestResult, IngestSource } from "./types";
 

@@ -1,4 +1,4 @@
-import { CLOCK_SKEW_MS } from "../packet/lint";
+import { CLOCK_SKEW_MS } from "../contract/lint";
 
 /**
  * Ordering within a thread: the producer's created_at when present and sane

@@ -1,8 +1,8 @@
 import "server-only";
-import { BatonError } from "../errors";
-import { assertJsonDepth, parseJsonText } from "../packet/validate";
-import { BATCH_MAX_BYTES, BATCH_MAX_PACKETS, JSON_MAX_DEPTH, PACKET_MAX_BYTES } from "../packet/schema";
-import { toBatonError } from "../db-errors";
+import { BatonError } from "../core/errors";
+import { assertJsonDepth, parseJsonText } from "../contract/validate";
+import { BATCH_MAX_BYTES, BATCH_MAX_PACKETS, JSON_MAX_DEPTH, PACKET_MAX_BYTES } from "../contract/schema";
+import { toBatonError } from "../db/errors";
 import { claimIdempotencyKey, ingestPacket, type IngestResult, type IngestSource } from "./ingest";
 
 export { BATCH_MAX_BYTES };

@@ -1,4 +1,4 @@
-import type { NewLedgerEvent } from "../ledger/events";
+import type { NewLedgerEvent } from "../events/ledger";
 import { isNewer, sortTimeFor } from "./ordering";
 import type { ThreadState } from "./thread-state";
 import type { PendingPacket } from "./types";

@@ -1,8 +1,8 @@
 import "server-only";
-import type { SqlExecutor } from "../db";
+import type { SqlExecutor } from "../db/client";
 import { Prisma } from "../generated/prisma/client";
-import { newId } from "../ids";
-import { inChunks } from "../sql";
+import { newId } from "../db/ids";
+import { inChunks } from "../db/sql";
 
 /** A thread as the batch sees it: read once, then changed in memory, written once. */
 export interface ThreadState {

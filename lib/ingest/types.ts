@@ -1,5 +1,5 @@
-import type { Flag } from "../packet/lint";
-import type { PreparedPacket } from "../packet/prepare";
+import type { Flag } from "../contract/lint";
+import type { PreparedPacket } from "../contract/prepare";
 import type { ArrivalTicket } from "./batch-writer";
 
 export type IngestSourceKind = "http" | "file" | "cli";

@@ -1,5 +1,5 @@
 import "server-only";
-import { newId } from "../ids";
+import { newId } from "../db/ids";
 import { sortTimeFor } from "./ordering";
 import type { PendingPacket } from "./types";
 

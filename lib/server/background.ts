@@ -1,12 +1,12 @@
 import "server-only";
-import { config } from "../config";
-import { startLessonsBackfill } from "../lessons/backfill";
-import { parseWorkspaceRoots } from "../verdict/roots";
-import { startWatchdog } from "../watchdog/scheduler";
-import { watchHandoffFolders, type FolderWatcher } from "../watch/folder-watcher";
-import { startWebhookLoops } from "../webhooks/start";
+import { config } from "./config";
+import { startLessonsBackfill } from "../views/lessons/backfill";
+import { parseWorkspaceRoots } from "../views/verdict/roots";
+import { startWatchdog } from "../board/watchdog/scheduler";
+import { watchHandoffFolders, type FolderWatcher } from "../ingest/watch/folder-watcher";
+import { startWebhookLoops } from "../notify/start";
 import { announceFirstRun } from "./first-run";
-import { processSlot } from "../singleton";
+import { processSlot } from "../core/singleton";
 
 const watcher = processSlot<FolderWatcher>("Watcher");
 

@@ -1,7 +1,7 @@
 import "server-only";
 import { hasAnyUser } from "../auth/users";
 import { issueSetupCode } from "../auth/setup-code";
-import { config } from "../config";
+import { config } from "./config";
 
 /**
  * At start, on an install without accounts: make the one-time setup code and

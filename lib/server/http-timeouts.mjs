@@ -12,7 +12,7 @@ const HEADERS_TIMEOUT_MS = 10_000;
 const CHECK_INTERVAL_MS = 1_000;
 // The whole request: the headers, then the body within BATON_BODY_TIMEOUT_MS (lib/http/body.ts
 // answers 408 itself; this bounds a body the app never reads). scripts/start.ts has already
-// checked the variable (lib/config.ts); 15 s is its default there.
+// checked the variable (lib/server/config.ts); 15 s is its default there.
 const bodyTimeoutMs = Number(process.env.BATON_BODY_TIMEOUT_MS || 15_000);
 const REQUEST_TIMEOUT_MS = HEADERS_TIMEOUT_MS + bodyTimeoutMs + 30_000;
 

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { WebhooksAdmin } from "@/components/admin/webhooks-admin";
 import { requirePagePerson } from "@/lib/auth/page-person";
-import { listWebhooks } from "@/lib/webhooks/webhooks";
+import { listWebhooks } from "@/lib/notify/webhooks";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Webhooks · Baton" };

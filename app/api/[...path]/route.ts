@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BatonError } from "@/lib/errors";
+import { BatonError } from "@/lib/core/errors";
 import { defineRoute, type HttpMethod } from "@/lib/http/route";
 
 /** Any path under /api that no route serves: the API's error body, not an HTML page. */

@@ -1,7 +1,7 @@
 import { loadBoard } from "@/lib/board/board";
 import { boardDto } from "@/lib/board/dto";
 import { defineRoute } from "@/lib/http/route";
-import { threadFiltersSchema } from "@/lib/threads/filters";
+import { threadFiltersSchema } from "@/lib/views/threads/filters";
 
 export const GET = defineRoute({
   method: "GET",

@@ -1,6 +1,6 @@
 import { defineRoute } from "@/lib/http/route";
-import { lessonsDto } from "@/lib/lessons/dto";
-import { lessonsQuerySchema, listLessons } from "@/lib/lessons/queries";
+import { lessonsDto } from "@/lib/views/lessons/dto";
+import { lessonsQuerySchema, listLessons } from "@/lib/views/lessons/queries";
 
 export const GET = defineRoute({
   method: "GET",

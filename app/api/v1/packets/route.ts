@@ -3,8 +3,8 @@ import { defineRoute, reply } from "@/lib/http/route";
 import { BATCH_MAX_BYTES, ingestRequestBody } from "@/lib/ingest/request";
 import { announceArrival, type ArrivalTicket } from "@/lib/ingest/batch-writer";
 import type { AuthenticatedToken } from "@/lib/auth/tokens";
-import { BatonError } from "@/lib/errors";
-import { ingestAnswerDto } from "@/lib/threads/dto";
+import { BatonError } from "@/lib/core/errors";
+import { ingestAnswerDto } from "@/lib/views/threads/dto";
 
 const IDEMPOTENCY_KEY_MAX = 200;
 

@@ -1,5 +1,5 @@
-import { inboxDto } from "@/lib/human/inbox-dto";
-import { listOpenQuestions } from "@/lib/human/inbox";
+import { inboxDto } from "@/lib/views/questions/dto";
+import { listOpenQuestions } from "@/lib/views/questions/inbox";
 import { defineRoute } from "@/lib/http/route";
 
 export const GET = defineRoute({

@@ -1,7 +1,7 @@
 import { defineRoute } from "@/lib/http/route";
-import { riskListDto } from "@/lib/risks/dto";
-import { riskFiltersSchema } from "@/lib/risks/filters";
-import { listRisks } from "@/lib/risks/queries";
+import { riskListDto } from "@/lib/views/risks/dto";
+import { riskFiltersSchema } from "@/lib/views/risks/filters";
+import { listRisks } from "@/lib/views/risks/queries";
 
 export const GET = defineRoute({
   method: "GET",

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineRoute, reply } from "@/lib/http/route";
-import { packetJsonSchema } from "@/lib/packet/json-schema";
+import { packetJsonSchema } from "@/lib/contract/json-schema";
 
 export const GET = defineRoute({
   method: "GET",

@@ -3,7 +3,7 @@ import { cookieOf, servedOverHttps } from "@/lib/auth/person";
 import { sessionDtoSchema, signedInSchema } from "@/lib/auth/dto";
 import { abilitiesOf } from "@/lib/auth/roles";
 import { clearedSessionCookie, endSession, SESSION_COOKIE, signIn } from "@/lib/auth/sessions";
-import { config } from "@/lib/config";
+import { config } from "@/lib/server/config";
 import { clientAddressOf } from "@/lib/http/client-address";
 import { defineRoute, reply } from "@/lib/http/route";
 import { signedInReply } from "@/lib/http/session-response";

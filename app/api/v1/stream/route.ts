@@ -1,7 +1,7 @@
 import { defineRoute } from "@/lib/http/route";
-import { streamLedger, streamQuerySchema } from "@/lib/live/ledger-stream";
+import { streamLedger, streamQuerySchema } from "@/lib/events/ledger-stream";
 
-/** The format, cursor and limits: lib/live/ledger-stream.ts and docs/http-api.md#open-streams-and-waits. */
+/** The format, cursor and limits: lib/events/ledger-stream.ts and docs/http-api.md#open-streams-and-waits. */
 export const GET = defineRoute({
   method: "GET",
   path: "/api/v1/stream",

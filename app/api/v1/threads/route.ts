@@ -1,7 +1,7 @@
 import { defineRoute } from "@/lib/http/route";
-import { threadListDto } from "@/lib/threads/dto";
-import { threadListQuerySchema } from "@/lib/threads/filters";
-import { listActiveThreads } from "@/lib/threads/queries";
+import { threadListDto } from "@/lib/views/threads/dto";
+import { threadListQuerySchema } from "@/lib/views/threads/filters";
+import { listActiveThreads } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",

@@ -1,6 +1,6 @@
 import { defineRoute } from "@/lib/http/route";
-import { timelineDto } from "@/lib/timeline/dto";
-import { loadTimeline, timelineQuerySchema } from "@/lib/timeline/queries";
+import { timelineDto } from "@/lib/views/timeline/dto";
+import { loadTimeline, timelineQuerySchema } from "@/lib/views/timeline/queries";
 
 export const GET = defineRoute({
   method: "GET",

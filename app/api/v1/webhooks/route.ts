@@ -1,6 +1,6 @@
 import { defineRoute } from "@/lib/http/route";
-import { createdWebhookDto, newWebhookSchema, webhookListDto } from "@/lib/webhooks/dto";
-import { createWebhook, listWebhooks } from "@/lib/webhooks/webhooks";
+import { createdWebhookDto, newWebhookSchema, webhookListDto } from "@/lib/notify/dto";
+import { createWebhook, listWebhooks } from "@/lib/notify/webhooks";
 
 export const GET = defineRoute({
   method: "GET",

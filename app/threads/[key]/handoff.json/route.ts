@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
-import { getMergedHandoff } from "@/lib/threads/queries";
+import { getMergedHandoff } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
-import { packetDto } from "@/lib/threads/dto";
-import { getPacket } from "@/lib/threads/queries";
+import { packetDto } from "@/lib/views/threads/dto";
+import { getPacket } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",

@@ -1,6 +1,6 @@
 import { defineRoute } from "@/lib/http/route";
-import { triageResultDto } from "@/lib/risks/dto";
-import { triageRequestSchema, triageRisks } from "@/lib/risks/triage";
+import { triageResultDto } from "@/lib/views/risks/dto";
+import { triageRequestSchema, triageRisks } from "@/lib/views/risks/triage";
 
 export const POST = defineRoute({
   method: "POST",

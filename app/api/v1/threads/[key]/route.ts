@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
-import { threadDetailDto } from "@/lib/threads/dto";
-import { getThreadDetail } from "@/lib/threads/queries";
+import { threadDetailDto } from "@/lib/views/threads/dto";
+import { getThreadDetail } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",

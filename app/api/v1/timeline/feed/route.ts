@@ -1,6 +1,6 @@
 import { defineRoute } from "@/lib/http/route";
-import { timelineFeedDto, timelineFeedQuerySchema } from "@/lib/timeline/dto";
-import { listTimelineFeed } from "@/lib/timeline/feed";
+import { timelineFeedDto, timelineFeedQuerySchema } from "@/lib/views/timeline/dto";
+import { listTimelineFeed } from "@/lib/views/timeline/feed";
 
 export const GET = defineRoute({
   method: "GET",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
-import { webhookChangeSchema, webhookDto } from "@/lib/webhooks/dto";
-import { changeWebhook, deleteWebhook } from "@/lib/webhooks/webhooks";
+import { webhookChangeSchema, webhookDto } from "@/lib/notify/dto";
+import { changeWebhook, deleteWebhook } from "@/lib/notify/webhooks";
 
 export const PATCH = defineRoute({
   method: "PATCH",

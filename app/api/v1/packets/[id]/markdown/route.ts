@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
-import { renderHandoffMarkdown } from "@/lib/markdown/render-handoff";
-import { getPacket } from "@/lib/threads/queries";
+import { renderHandoffMarkdown } from "@/lib/views/markdown/render-handoff";
+import { getPacket } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
-import { recordSessionEvent, sessionEventRequestSchema, sessionEventResultDto } from "@/lib/watchdog/session-events";
+import { recordSessionEvent, sessionEventRequestSchema, sessionEventResultDto } from "@/lib/board/watchdog/session-events";
 
 export const POST = defineRoute({
   method: "POST",

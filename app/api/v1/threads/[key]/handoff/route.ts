@@ -3,7 +3,7 @@ import { readerIdentity } from "@/lib/auth/reader-checks";
 import { defineRoute, reply } from "@/lib/http/route";
 import { humanSectionSchema } from "@/lib/human/section";
 import { humanRevisionOf, MAX_WAIT_SECONDS, waitForHandoffChange, type MergedHandoff } from "@/lib/human/wait";
-import { getMergedHandoff } from "@/lib/threads/queries";
+import { getMergedHandoff } from "@/lib/views/threads/queries";
 
 /**
  * The merged packet the next session reads.

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
-import { deliveryPageDto, deliveryPageQuerySchema } from "@/lib/webhooks/dto";
-import { listDeliveries } from "@/lib/webhooks/webhooks";
+import { deliveryPageDto, deliveryPageQuerySchema } from "@/lib/notify/dto";
+import { listDeliveries } from "@/lib/notify/webhooks";
 
 export const GET = defineRoute({
   method: "GET",

@@ -1,0 +1,209 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { fakeSecrets } from "@/testing/fake-secrets";
+import { POST } from "@/app/api/v1/threads/[key]/events/route";
+import { createApiToken } from "../../auth/tokens";
+import { loadBoard } from "../board";
+import { database } from "../../db/client";
+import { ingestPacket } from "../../ingest/ingest";
+import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { threadFiltersSchema } from "../../views/threads/filters";
+import { HEARTBEAT_LEDGER_INTERVAL_MS, SESSION_EVENT_MAX_FUTURE_MS, type SessionEventResultDto } from "./session-events";
+
+freshDatabaseForThisFile();
+
+let eventsToken: string;
+let packetsToken: string;
+
+beforeAll(async () => {
+  eventsToken = (await createApiToken("agent-7", ["events:write"])).token;
+  packetsToken = (await createApiToken("packets-only", ["packets:write", "packets:read"])).token;
+});
+
+let serial = 0;
+/** A thread with one clean packet (Ready on the board), received ten minutes ago; returns its key. */
+async function threadWithPacket(name: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const thread = `watchdog/${name}-${++serial}`;
+  const receivedAt = new Date(Date.now() - 10 * 60_000);
+  await ingestPacket({ thread, summary: `work on ${thread}`, next_action: "continue", ...extra }, { kind: "http", actor: "test" }, receivedAt);
+  return thread;
+}
+
+function post(key: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  const request = new Request(`http://baton.test/api/v1/threads/${encodeURIComponent(key)}/events`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${eventsToken}`, "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return POST(request, { params: Promise.resolve({ key }) });
+}
+
+async function expectAnswer(response: Response, status: number): Promise<SessionEventResultDto> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  return JSON.parse(text) as SessionEventResultDto;
+}
+
+async function expectError(response: Response, status: number, code: string) {
+  const body = (await expectAnswer(response, status)) as unknown as { error: { code: string; message: string; details: unknown } };
+  expect(body.error.code).toBe(code);
+  return body.error;
+}
+
+async function columnOf(key: string): Promise<string | null> {
+  const board = await loadBoard(threadFiltersSchema.parse({}));
+  return board.columns.find((column) => column.cards.some((card) => card.key === key))?.id ?? null;
+}
+
+async function sessionEvents(key: string) {
+  const rows = await (await database()).ledgerEvent.findMany({
+    where: { threadKey: key, kind: { in: ["session_started", "heartbeat", "session_ended"] } },
+    orderBy: { seq: "asc" },
+  });
+  return rows.map((row) => ({ kind: row.kind, actor: row.actor, at: row.at.toISOString(), data: JSON.parse(row.data) as unknown }));
+}
+
+async function lastSession(key: string) {
+  const row = await (await database()).thread.findUniqueOrThrow({ where: { key }, select: { lastSessionKind: true, lastSessionAt: true } });
+  return { kind: row.lastSessionKind, at: row.lastSessionAt?.toISOString() ?? null };
+}
+
+const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+
+describe("POST /api/v1/threads/{key}/events", () => {
+  it("a heartbeat after the packet moves the card to Running; session_ended takes it out again", async () => {
+    const key = await threadWithPacket("running");
+    expect(await columnOf(key)).toBe("ready");
+
+    const heartbeat = await expectAnswer(await post(key, { kind: "heartbeat", session_id: "s-1", note: "tests pass" }), 200);
+    expect(heartbeat).toMatchObject({ thread_key: key, kind: "heartbeat", applied: true, recorded: true, column: "running" });
+    expect(heartbeat.column_reason).toMatch(/heartbeat after the last packet/);
+    expect(await columnOf(key)).toBe("running");
+    expect(await lastSession(key)).toEqual({ kind: "heartbeat", at: heartbeat.at });
+
+    const ended = await expectAnswer(await post(key, { kind: "session_ended", session_id: "s-1" }), 200);
+    expect(ended).toMatchObject({ kind: "session_ended", applied: true, recorded: true, column: "ready" });
+    expect(await columnOf(key)).toBe("ready");
+
+    expect(await sessionEvents(key)).toEqual([
+      { kind: "heartbeat", actor: "token:agent-7", at: heartbeat.at, data: { session_id: "s-1", note: "tests pass" } },
+      { kind: "session_ended", actor: "token:agent-7", at: ended.at, data: { session_id: "s-1", note: null } },
+    ]);
+  });
+
+  it("session_started moves the card to Running; a newer packet takes it out until the session reports again", async () => {
+    const key = await threadWithPacket("started");
+    expect((await expectAnswer(await post(key, { kind: "session_started" }), 200)).column).toBe("running");
+
+    await ingestPacket({ thread: key, summary: "next session's packet", next_action: "continue" }, { kind: "http", actor: "test" });
+    expect(await columnOf(key)).toBe("ready");
+    // The report is recorded at once, whatever the minute: the board must hear that the card moved.
+    expect(await expectAnswer(await post(key, { kind: "heartbeat" }), 200)).toMatchObject({ column: "running", recorded: true });
+  });
+
+  it("a report older than the stored one is recorded but changes nothing on the thread", async () => {
+    const key = await threadWithPacket("older");
+    const newer = await expectAnswer(await post(key, { kind: "session_started", at: ago(1_000) }), 200);
+    const older = await expectAnswer(await post(key, { kind: "session_ended", at: ago(60_000) }), 200);
+    expect(older).toMatchObject({ applied: false, recorded: true, column: "running" });
+    expect(await lastSession(key)).toEqual({ kind: "session_started", at: newer.at });
+    expect((await sessionEvents(key)).map((event) => event.kind)).toEqual(["session_started", "session_ended"]);
+  });
+
+  it("records a heartbeat event at most once a minute per thread, and updates the thread every time", async () => {
+    const key = await threadWithPacket("heartbeats");
+    const start = Date.now() - 4 * 60_000;
+    const at = (offsetMs: number) => new Date(start + offsetMs).toISOString();
+    const answers = [];
+    for (const offset of [0, 10_000, 30_000, HEARTBEAT_LEDGER_INTERVAL_MS - 1, HEARTBEAT_LEDGER_INTERVAL_MS + 1_000]) {
+      answers.push(await expectAnswer(await post(key, { kind: "heartbeat", at: at(offset) }), 200));
+    }
+    expect(answers.map((answer) => [answer.applied, answer.recorded])).toEqual([
+      [true, true],
+      [true, false],
+      [true, false],
+      [true, false],
+      [true, true],
+    ]);
+    expect(await lastSession(key)).toEqual({ kind: "heartbeat", at: at(HEARTBEAT_LEDGER_INTERVAL_MS + 1_000) });
+    expect((await sessionEvents(key)).map((event) => event.at)).toEqual([at(0), at(HEARTBEAT_LEDGER_INTERVAL_MS + 1_000)]);
+
+    // Any other event in between makes the next heartbeat worth recording.
+    await post(key, { kind: "session_ended", at: at(HEARTBEAT_LEDGER_INTERVAL_MS + 2_000) });
+    expect((await expectAnswer(await post(key, { kind: "heartbeat", at: at(HEARTBEAT_LEDGER_INTERVAL_MS + 3_000) }), 200)).recorded).toBe(true);
+  });
+
+  it("answers 404 for a thread without a packet, saying to send one first, and writes nothing", async () => {
+    const before = await (await database()).ledgerEvent.count();
+    const error = await expectError(await post("watchdog/never-sent", { kind: "heartbeat" }), 404, "not_found");
+    expect(error.message).toMatch(/first packet/);
+    expect(await (await database()).ledgerEvent.count()).toBe(before);
+  });
+
+  it("answers 400 naming each bad field, and writes nothing", async () => {
+    const key = await threadWithPacket("bad");
+    const before = await (await database()).ledgerEvent.count();
+    const fieldsOf = async (body: unknown) => {
+      const error = await expectError(await post(key, body), 400, "invalid_request");
+      return (error.details as { fields: { field: string }[] }).fields.map((field) => field.field);
+    };
+    expect(await fieldsOf({ kind: "lunch" })).toEqual(["kind"]);
+    expect(await fieldsOf({})).toEqual(["kind"]);
+    expect(await fieldsOf({ kind: "heartbeat", at: "yesterday", session_id: 7 })).toEqual(["session_id", "at"]);
+    expect(await fieldsOf({ kind: "heartbeat", sessionId: "s-1" })).toEqual(["(body)"]);
+    expect(await fieldsOf({ kind: "heartbeat", note: "x".repeat(2001) })).toEqual(["note"]);
+    const future = new Date(Date.now() + SESSION_EVENT_MAX_FUTURE_MS + 60_000).toISOString();
+    expect(await fieldsOf({ kind: "heartbeat", at: future })).toEqual(["at"]);
+    await expectError(await post(key, "{not json"), 400, "invalid_json");
+    await expectError(await post(key, { kind: "heartbeat" }, { "content-type": "text/plain" }), 415, "unsupported_media_type");
+    expect(await (await database()).ledgerEvent.count()).toBe(before);
+    expect(await lastSession(key)).toEqual({ kind: null, at: null });
+  });
+
+  it("redacts secrets in a report's note and session id before they reach the ledger", async () => {
+    const key = await threadWithPacket("secrets");
+    const secrets = fakeSecrets(3);
+    for (const [index, secret] of secrets.entries()) {
+      const note = `session note ${index}: ${secret.text}`;
+      // A session id is one line of at most 200 characters: the secret in its usual context when that fits.
+      const line = secret.text.replace(/\s+/g, " ");
+      const sessionId = line.length <= 190 ? `s-${index} ${line}` : `s-${index}`;
+      await expectAnswer(await post(key, { kind: index % 2 ? "session_started" : "session_ended", session_id: sessionId, note }), 200);
+    }
+    const stored = JSON.stringify(await sessionEvents(key));
+    const leaked = secrets.filter((secret) => stored.includes(secret.secret));
+    expect(leaked.map((secret) => secret.kind)).toEqual([]);
+    expect(stored).toContain("[redacted:");
+  });
+
+  it("refuses a session id with invisible or bidirectional characters", async () => {
+    const key = await threadWithPacket("invisible-session");
+    await expectError(await post(key, { kind: "heartbeat", session_id: "s-1\u202E" }), 400, "invalid_request");
+  });
+
+  it("accepts a report a little ahead of Baton's clock", async () => {
+    const key = await threadWithPacket("skew");
+    const at = new Date(Date.now() + SESSION_EVENT_MAX_FUTURE_MS - 60_000).toISOString();
+    expect(await expectAnswer(await post(key, { kind: "heartbeat", at }), 200)).toMatchObject({ at, applied: true, column: "running" });
+  });
+
+  it("needs a token with events:write", async () => {
+    const key = await threadWithPacket("auth");
+    await expectError(await post(key, { kind: "heartbeat" }, { authorization: "" }), 401, "unauthenticated");
+    await expectError(await post(key, { kind: "heartbeat" }, { authorization: `Bearer ${packetsToken}` }), 403, "forbidden");
+    expect(await sessionEvents(key)).toEqual([]);
+  });
+
+  it("answers column null for an archived thread", async () => {
+    const key = await threadWithPacket("archived", { status: "archived" });
+    expect(await expectAnswer(await post(key, { kind: "heartbeat" }), 200)).toMatchObject({ applied: true, recorded: true, column: null, column_reason: null });
+  });
+});
+
+describe("report times", () => {
+  it("refuses a report from more than half an hour ago (the ledger's time order must hold)", async () => {
+    const key = await threadWithPacket("too-old");
+    const answer = await post(key, { kind: "heartbeat", at: new Date(Date.now() - 31 * 60_000).toISOString() });
+    expect(answer.status).toBe(400);
+    expect(JSON.stringify(await answer.json())).toMatch(/at is more than 30 minutes before/);
+  });
+});

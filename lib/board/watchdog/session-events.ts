@@ -1,0 +1,161 @@
+import "server-only";
+import { LEDGER_CLOCK_SLACK_MS } from "../../views/timeline/ledger-window";
+import { z } from "zod";
+import { loadBoard } from "../board";
+import { COLUMNS } from "../columns";
+import { inTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
+import { BatonError } from "../../core/errors";
+import { Prisma } from "../../generated/prisma/client";
+import { announceLedger } from "../../events/bus";
+import { appendLedgerEvents } from "../../events/ledger";
+import { invisibleCharacter } from "../../contract/validate";
+import { redactString } from "../../contract/secrets";
+import { SESSION_EVENT_KINDS } from "../../views/threads/dto";
+import { threadFiltersSchema } from "../../views/threads/filters";
+
+/**
+ * What an agent's session reports about itself (POST /api/v1/threads/{key}/events):
+ * session_started, heartbeat, session_ended. They drive the Running column
+ * (lib/board/columns.ts) and keep a thread from going stale.
+ */
+
+/** A report dated further ahead than this is refused: the agent's clock is wrong. */
+export const SESSION_EVENT_MAX_FUTURE_MS = 5 * 60_000;
+/**
+ * A report is recorded at the time it gives; the ledger's time order may lag by at most
+ * the timeline's slack (lib/views/timeline/ledger-window.ts), so older reports are refused.
+ */
+export const SESSION_EVENT_MAX_PAST_MS = LEDGER_CLOCK_SLACK_MS / 2;
+/** At most one heartbeat event per thread in this time, unless something else happened in between (docs/decisions/017-watchdog.md). */
+export const HEARTBEAT_LEDGER_INTERVAL_MS = 60_000;
+export const SESSION_NOTE_MAX = 2000;
+export const SESSION_ID_MAX = 200;
+
+export const sessionEventRequestSchema = z.strictObject({
+  kind: z.enum(SESSION_EVENT_KINDS, { error: `kind must be one of ${SESSION_EVENT_KINDS.join(", ")}` }),
+  session_id: z
+    .string({ error: "session_id must be a string" })
+    .trim()
+    .min(1, "session_id must not be empty")
+    .max(SESSION_ID_MAX, `session_id must be at most ${SESSION_ID_MAX} characters`)
+    .refine((id) => invisibleCharacter(id) === null, "session_id must not hold bidirectional controls, zero-width, invisible or control characters")
+    .optional(),
+  at: z.iso
+    .datetime({ offset: true, error: "at must be an ISO 8601 date and time with a zone, e.g. 2026-01-31T12:00:00Z" })
+    .optional(),
+  note: z
+    .string({ error: "note must be a string" })
+    .max(SESSION_NOTE_MAX, `note must be at most ${SESSION_NOTE_MAX} characters`)
+    .optional(),
+});
+export type SessionEventRequest = z.infer<typeof sessionEventRequestSchema>;
+
+export const sessionEventResultDto = z.object({
+  thread_key: z.string(),
+  kind: z.enum(SESSION_EVENT_KINDS),
+  at: z.string(),
+  /** False when the thread already holds a later report: this one changed nothing. */
+  applied: z.boolean(),
+  /** Whether a ledger event was appended (heartbeats are recorded at most once a minute per thread). */
+  recorded: z.boolean(),
+  /** The thread's column now; null when it is not on the board (archived). */
+  column: z.enum(COLUMNS).nullable(),
+  column_reason: z.string().nullable(),
+});
+export type SessionEventResultDto = z.infer<typeof sessionEventResultDto>;
+
+function reportTime(request: SessionEventRequest, now: Date): Date {
+  if (!request.at) return now;
+  const at = new Date(request.at);
+  if (at.getTime() - now.getTime() > SESSION_EVENT_MAX_FUTURE_MS) {
+    const problem = `at is more than ${SESSION_EVENT_MAX_FUTURE_MS / 60_000} minutes ahead of Baton's clock (${now.toISOString()}); send the time of the report, or leave at out`;
+    throw new BatonError("invalid_request", `Bad session event: at: ${problem}.`, { fields: [{ field: "at", problem }] });
+  }
+  if (now.getTime() - at.getTime() > SESSION_EVENT_MAX_PAST_MS) {
+    const problem = `at is more than ${SESSION_EVENT_MAX_PAST_MS / 60_000} minutes before Baton's clock (${now.toISOString()}); report sessions as they happen, or leave at out`;
+    throw new BatonError("invalid_request", `Bad session event: at: ${problem}.`, { fields: [{ field: "at", problem }] });
+  }
+  return at;
+}
+
+interface ThreadRow {
+  id: string;
+  activeVersionId: string | null;
+}
+
+/** Whether the thread's latest ledger event is a heartbeat from less than a minute before `at`. */
+async function heartbeatRecordedJustBefore(sql: SqlExecutor, threadKey: string, at: Date): Promise<boolean> {
+  const [latest] = await sql.query<{ kind: string; at: string }>(
+    Prisma.sql`SELECT "kind", "at" FROM "LedgerEvent" WHERE "threadKey" = ${threadKey} ORDER BY "seq" DESC LIMIT 1`,
+  );
+  return latest?.kind === "heartbeat" && new Date(latest.at).getTime() > at.getTime() - HEARTBEAT_LEDGER_INTERVAL_MS;
+}
+
+/**
+ * Records a session report in one transaction: the thread's last session
+ * (only when this report is not older than the stored one) and a ledger event.
+ * Answers with the thread's column, placed by the board's own rules.
+ */
+export async function recordSessionEvent(
+  threadKey: string,
+  request: SessionEventRequest,
+  options: { actor: string; now?: Date },
+): Promise<SessionEventResultDto> {
+  const now = options.now ?? new Date();
+  const at = reportTime(request, now);
+  const { applied, recorded } = await inTransaction(async (tx) => {
+    const sql = await sqlExecutor(tx);
+    const [thread] = await sql.query<ThreadRow>(Prisma.sql`SELECT "id", "activeVersionId" FROM "Thread" WHERE "key" = ${threadKey}`);
+    if (!thread?.activeVersionId) {
+      throw new BatonError(
+        "not_found",
+        `Thread "${threadKey}" was not found: session events belong to a thread that has a packet. Send the thread's first packet (POST /api/v1/packets) before its session events, and check the key.`,
+      );
+    }
+    const changed = await tx.$executeRaw(
+      Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
+        WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
+    );
+    const record = request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at));
+    if (record) {
+      await appendLedgerEvents(
+        tx,
+        [
+          {
+            kind: request.kind,
+            threadKey,
+            versionId: thread.activeVersionId,
+            actor: options.actor,
+            // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
+            data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
+            at,
+          },
+        ],
+        now,
+      );
+    }
+    return { applied: changed === 1, recorded: record };
+  });
+  if (recorded) announceLedger();
+  const card = await findPlacedCard(threadKey, now.getTime());
+  return sessionEventResultDto.parse({
+    thread_key: threadKey,
+    kind: request.kind,
+    at: at.toISOString(),
+    applied,
+    recorded,
+    column: card?.column ?? null,
+    column_reason: card?.column_reason ?? null,
+  });
+}
+
+const NO_FILTERS = threadFiltersSchema.parse({});
+
+async function findPlacedCard(threadKey: string, now: number) {
+  const board = await loadBoard(NO_FILTERS, { now, keys: [threadKey] });
+  for (const column of board.columns) {
+    const card = column.cards.find((candidate) => candidate.key === threadKey);
+    if (card) return card;
+  }
+  return null;
+}

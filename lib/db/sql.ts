@@ -1,0 +1,82 @@
+import "server-only";
+import type { Dialect, SqlExecutor } from "./client";
+import { Prisma } from "../generated/prisma/client";
+
+// Well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters per statement.
+const MAX_PARAMETERS = 8_000;
+
+const identifier = (name: string) => `"${name}"`;
+const quoted = (name: string) => Prisma.raw(identifier(name));
+
+/**
+ * Multi-row INSERT of `rows` (values in `columns` order), in as few statements
+ * as the parameter limit allows. Table and column names are constants of the
+ * caller, never input; every value is a bound parameter.
+ */
+export async function insertRows(
+  sql: SqlExecutor,
+  table: string,
+  columns: readonly string[],
+  rows: readonly unknown[][],
+  onConflict: Prisma.Sql = Prisma.empty,
+): Promise<void> {
+  const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length));
+  const columnList = Prisma.join(columns.map(quoted));
+  for (let start = 0; start < rows.length; start += perStatement) {
+    const chunk = rows.slice(start, start + perStatement);
+    const values = Prisma.join(chunk.map((row) => Prisma.sql`(${Prisma.join(row)})`));
+    await sql.execute(Prisma.sql`INSERT INTO ${quoted(table)} (${columnList}) VALUES ${values} ${onConflict}`);
+  }
+}
+
+/**
+ * Values per IN list. Prisma's `in:` filters on SQLite fail past 999 bound values in
+ * one statement (other filters count too), and raw lists must stay under MAX_PARAMETERS:
+ * every list that grows with input goes through inChunks.
+ */
+export const IN_LIST_MAX = 500;
+
+/** Runs `read` once per chunk of `values` (at most `size` each) and concatenates the results, in order. */
+export async function inChunks<T, R>(values: readonly T[], read: (chunk: T[]) => Promise<R[]>, size = IN_LIST_MAX): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < values.length; start += size) results.push(...(await read(values.slice(start, start + size))));
+  return results;
+}
+
+/** `ON CONFLICT ("key") DO UPDATE SET "c" = excluded."c", ...`: the same text on SQLite and PostgreSQL. */
+export function updateOnConflict(key: string, columns: readonly string[]): Prisma.Sql {
+  const assignments = columns.map((column) => `${identifier(column)} = excluded.${identifier(column)}`).join(", ");
+  return Prisma.raw(`ON CONFLICT (${identifier(key)}) DO UPDATE SET ${assignments}`);
+}
+
+/**
+ * The few places where SQLite and PostgreSQL spell a thing differently. Each
+ * takes the dialect from lib/db/client.ts's `databaseDialect()`; everything else in
+ * Baton's raw SQL is written once, in the subset both accept (quoted
+ * identifiers, ON CONFLICT, RETURNING, TRUE/FALSE).
+ */
+export const dialectSql = {
+  /** A top-level string field of a JSON text column, or NULL. */
+  jsonText(dialect: Dialect, column: string, field: string): Prisma.Sql {
+    if (!/^[a-z_]+$/.test(field)) throw new Error(`a JSON field name of letters and _, got ${field}`);
+    return dialect === "postgresql"
+      ? Prisma.raw(`(${column}::jsonb ->> '${field}')`)
+      : Prisma.raw(`json_extract(${column}, '$.${field}')`);
+  },
+  /** The larger of two values (SQLite's two-argument MAX). */
+  greater(dialect: Dialect, a: string, b: string): Prisma.Sql {
+    return Prisma.raw(dialect === "postgresql" ? `GREATEST(${a}, ${b})` : `MAX(${a}, ${b})`);
+  },
+  /** An instant column as ISO 8601 text (YYYY-MM-DDTHH:MM:SS.mmm), as SQLite stores it. */
+  isoText(dialect: Dialect, column: string): Prisma.Sql {
+    return Prisma.raw(dialect === "postgresql" ? `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS')` : column);
+  },
+  /** A column with SQLite's "do not use an index on this" hint (unary +), which PostgreSQL's planner needs not. */
+  unindexed(dialect: Dialect, column: string): Prisma.Sql {
+    return Prisma.raw(dialect === "postgresql" ? column : `+${column}`);
+  },
+  /** Case-insensitive LIKE for ASCII letters, as SQLite's LIKE is by default. */
+  like(dialect: Dialect): Prisma.Sql {
+    return Prisma.raw(dialect === "postgresql" ? "ILIKE" : "LIKE");
+  },
+};

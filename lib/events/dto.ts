@@ -1,0 +1,72 @@
+import { z } from "zod";
+
+/** What the browser and the API see of the ledger: no database code here (lib/events/ledger.ts writes it). */
+
+/** Every kind of ledger event. The ledger is append-only (enforced by triggers). */
+export const LEDGER_KINDS = [
+  "packet_received",
+  "packet_superseded",
+  "thread_reopened",
+  "thread_archived",
+  "ingest_error",
+  "token_created",
+  "token_revoked",
+  "user_created",
+  "user_role_changed",
+  "user_disabled",
+  "user_enabled",
+  "user_password_set",
+  "signed_in",
+  "signed_out",
+  "human_approved",
+  "human_intervened",
+  "human_answered",
+  "packet_written_back",
+  "writeback_skipped",
+  "risk_acknowledged",
+  "risk_resolved",
+  "risk_snoozed",
+  "risk_untriaged",
+  "risk_regressed",
+  "session_started",
+  "heartbeat",
+  "session_ended",
+  "thread_stale",
+  "watchdog_duplicate_topic",
+  "watchdog_commit_regressed",
+  "webhook_created",
+  "webhook_changed",
+  "webhook_deleted",
+] as const;
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+export const ledgerEventDto = z.object({
+  seq: z.number().int(),
+  at: z.string(),
+  kind: z.enum(LEDGER_KINDS),
+  thread_key: z.string().nullable(),
+  packet_id: z.string().nullable(),
+  actor: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type LedgerEventDto = z.infer<typeof ledgerEventDto>;
+
+export function toLedgerEventDto(row: {
+  seq: number;
+  at: Date;
+  kind: string;
+  threadKey: string | null;
+  versionId: string | null;
+  actor: string;
+  data: string;
+}): LedgerEventDto {
+  return ledgerEventDto.parse({
+    seq: row.seq,
+    at: row.at.toISOString(),
+    kind: row.kind,
+    thread_key: row.threadKey,
+    packet_id: row.versionId,
+    actor: row.actor,
+    data: JSON.parse(row.data),
+  });
+}

@@ -1,0 +1,34 @@
+import "server-only";
+import { toLedgerEventDto, type LedgerEventDto } from "./ledger";
+import type { FeedRow } from "./postgresql-feed";
+
+/** What the SQLite and the PostgreSQL ledger feeds share (docs/decisions/010-live-updates.md). */
+
+/** Events read per query while catching up. */
+export const FEED_READ_BATCH = 500;
+/** Most events replayed to one subscriber; past that it gets a reset. */
+export const MAX_REPLAY_EVENTS = 1_000;
+/** How often the feed looks for other processes' writes while anybody listens. */
+export const FEED_POLL_INTERVAL_MS = 1_000;
+
+/** Rows as DTOs; a row that cannot be one (unknown kind, broken JSON) is logged and skipped, never retried forever. */
+export function toDtos(rows: FeedRow[]): LedgerEventDto[] {
+  const dtos: LedgerEventDto[] = [];
+  for (const row of rows) {
+    try {
+      dtos.push(toLedgerEventDto({ ...row, at: new Date(row.at) }));
+    } catch (error) {
+      console.error(`baton: ledger event ${row.seq} cannot be sent to live clients; skipped`, error);
+    }
+  }
+  return dtos;
+}
+
+/** Runs a subscriber's or a timer's step; its failure is logged, never thrown into the feed. */
+export function safely(what: string, call: () => void): void {
+  try {
+    call();
+  } catch (error) {
+    console.error(`baton: live feed: ${what} failed`, error);
+  }
+}

@@ -1,0 +1,84 @@
+import "server-only";
+import path from "node:path";
+import { watch, type FSWatcher } from "chokidar";
+import { config } from "../../server/config";
+import { BatonError } from "../../core/errors";
+import { ingestHandoffFile } from "./ingest-file";
+import { findChangedHandoffs } from "./rescan";
+
+const HANDOFF_FILE = "handoff.json";
+
+export interface FolderWatcher {
+  /** Resolves once the initial scan of every folder is done. */
+  ready: Promise<void>;
+  /** Resolves when every file event seen so far has been handled. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Watches folders for `handoff.json` files (created or changed, at any depth)
+ * and ingests each through the one ingest path. Events for one file are
+ * handled in order, one at a time; a failure is logged, never thrown.
+ */
+export function watchHandoffFolders(folders: string[], options: { rescanMs?: number } = {}): FolderWatcher {
+  const queues = new Map<string, Promise<void>>();
+  // What the periodic rescan has seen of each file (below).
+  const seen = new Map<string, string>();
+  const watcher: FSWatcher = watch(folders, {
+    ignoreInitial: false,
+    persistent: true,
+    // Agents write in several steps; wait until a file's size has settled.
+    awaitWriteFinish: { stabilityThreshold: 200, pollInterval: 50 },
+    // A linked folder could lead outside the watched one; a linked file is refused at read.
+    followSymlinks: false,
+    ignored: (file, stats) => Boolean(stats?.isFile() && path.basename(file) !== HANDOFF_FILE),
+  });
+
+  const enqueue = (file: string) => {
+    if (path.basename(file) !== HANDOFF_FILE) return;
+    const previous = queues.get(file) ?? Promise.resolve();
+    const next = previous
+      .then(() => ingestHandoffFile(file))
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          console.error(`baton: watching ${file} failed:`, error instanceof Error ? error.message : error);
+          // A busy database stored nothing: forgetting the file makes the next rescan take it again.
+          if (error instanceof BatonError && error.code === "unavailable") seen.delete(file);
+        },
+      );
+    queues.set(file, next);
+    void next.finally(() => {
+      if (queues.get(file) === next) queues.delete(file);
+    });
+  };
+  watcher.on("add", enqueue);
+  watcher.on("change", enqueue);
+  watcher.on("error", (error) => console.error("baton: folder watcher error:", error));
+
+  const ready = new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+
+  // A periodic rescan catches what the watcher missed (a file written into a folder
+  // created a moment before); re-reading known content is only a dedupe.
+  let rescanning: Promise<void> = ready.then(() => findChangedHandoffs(folders, seen).then(() => undefined));
+  const timer = setInterval(() => {
+    rescanning = rescanning
+      .then(() => findChangedHandoffs(folders, seen))
+      .then((files) => files.forEach(enqueue))
+      .catch((error: unknown) => console.error("baton: rescanning watched folders failed:", error));
+  }, options.rescanMs ?? config().BATON_WATCH_RESCAN_SECONDS * 1000);
+  timer.unref();
+
+  return {
+    ready,
+    async idle() {
+      while (queues.size) await Promise.all([...queues.values()]);
+    },
+    async close() {
+      clearInterval(timer);
+      await rescanning;
+      await watcher.close();
+    },
+  };
+}

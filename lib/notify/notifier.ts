@@ -1,0 +1,205 @@
+import "server-only";
+import { config } from "../server/config";
+import { database, inTransaction, type Tx } from "../db/client";
+import { newId } from "../db/ids";
+import { announceLedger } from "../events/bus";
+import { appendLedgerEvents } from "../events/ledger";
+import { readVerdictCached } from "../views/verdict/cache";
+import { workspaceRootsFor } from "../views/verdict/roots";
+import { deriveNotifications, type Derivation } from "./derive";
+import type { LedgerRow } from "./ledger-row";
+import { verdictFailedNotification } from "./messages";
+import { NOTIFICATION_EVENT_INFO, RATE_LIMIT_WINDOW_MS, type NotificationEvent, type WebhookFormat } from "./events";
+import { startPollingLoop, type PollingLoop } from "./loop";
+import { renderBody, type Notification } from "./payload";
+import { subscribedEvents, type WebhookRow } from "./webhooks";
+
+/**
+ * The notifier: follows the ledger from a persisted cursor, enqueueing each step's deliveries
+ * with the cursor's advance in one transaction (docs/decisions/018-webhooks.md, 2).
+ */
+
+export const NOTIFIER_CURSOR = "webhooks";
+export const NOTIFIER_BATCH = 100;
+export const NOTIFIER_INTERVAL_MS = 1_000;
+
+export interface NotifierOptions {
+  /** How often the ledger is checked for other processes' events (in-process ones wake it at once). */
+  intervalMs?: number;
+  batchSize?: number;
+  /** Links in messages point here; default BATON_PUBLIC_URL. */
+  publicUrl?: string;
+  /** Told after a step enqueued deliveries to send (the delivery worker wakes up). */
+  onEnqueued?: () => void;
+}
+
+export interface NotifyStepResult {
+  /** Ledger events this step went past (0 when it found none, or lost the cursor to another instance). */
+  processed: number;
+  /** Deliveries enqueued to send, and rate-limited ones recorded as suppressed. */
+  pending: number;
+  suppressed: number;
+  /** There may be more to do right away. */
+  more: boolean;
+  /** The cursor after this step (-1 when another instance moved it first). */
+  cursor: number;
+  /** Steps that found the cursor moved by another instance, and wrote nothing (notifyUntilIdle adds them up). */
+  raced: number;
+}
+
+const IDLE: NotifyStepResult = { processed: 0, pending: 0, suppressed: 0, more: false, cursor: -1, raced: 0 };
+
+async function readCursor(tx: Tx): Promise<number> {
+  const row = await tx.workerCursor.findUnique({ where: { name: NOTIFIER_CURSOR } });
+  if (row) return row.seq;
+  // From the start of the ledger: nothing recorded before the first run is lost either.
+  await tx.$executeRaw`INSERT INTO "WorkerCursor" ("name", "seq") VALUES (${NOTIFIER_CURSOR}, 0) ON CONFLICT ("name") DO NOTHING`;
+  return (await tx.workerCursor.findUniqueOrThrow({ where: { name: NOTIFIER_CURSOR } })).seq;
+}
+
+interface StepRead {
+  cursor: number;
+  rows: LedgerRow[];
+  derivation: Derivation;
+}
+
+/** Reads (in a transaction, so only committed events) the next events and what they mean. */
+async function readStep(batchSize: number): Promise<StepRead> {
+  return inTransaction(async (tx) => {
+    const cursor = await readCursor(tx);
+    const rows = await tx.ledgerEvent.findMany({
+      where: { seq: { gt: cursor } },
+      orderBy: { seq: "asc" },
+      take: batchSize,
+      select: { seq: true, at: true, kind: true, threadKey: true, versionId: true, data: true },
+    });
+    const empty: Derivation = { notifications: [], regressions: [], verdictChecks: [] };
+    if (!rows.length) return { cursor, rows, derivation: empty };
+    const webhooks = await tx.webhook.findMany({ where: { enabled: true }, select: { events: true } });
+    const wanted = new Set(webhooks.flatMap(subscribedEvents));
+    return { cursor, rows, derivation: await deriveNotifications(tx, rows, { wanted, now: new Date() }) };
+  });
+}
+
+/** Reads the verdict reports of versions that need it (files, so outside any transaction). */
+async function readVerdictFailures(derivation: Derivation): Promise<{ notification: Notification; at: Date }[]> {
+  const failed: { notification: Notification; at: Date }[] = [];
+  for (const { check, at } of derivation.verdictChecks) {
+    try {
+      const roots = workspaceRootsFor({ workspaceRoot: check.workspaceRoot, project: check.project });
+      const reading = await readVerdictCached(check.base.packetId!, check.pointers, roots, { inlineVerdict: check.inlineVerdict });
+      if (reading.summary.state === "fail") failed.push({ notification: verdictFailedNotification(check.base, reading.summary.reasons), at });
+    } catch (error) {
+      console.error(`baton: webhooks: the verdict of ${check.base.packetId} could not be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return failed;
+}
+
+// Delivery ids are time-sortable (lib/db/ids.ts) and the log is ordered by them: one
+// millisecond apart at least, so deliveries enqueued together keep their order.
+let lastIdStamp = 0;
+function nextDeliveryId(now: Date): string {
+  lastIdStamp = Math.max(now.getTime(), lastIdStamp + 1);
+  return newId("wd", lastIdStamp);
+}
+
+/** True when (webhook, event, thread) had a message (sent, to send, or given up) within the window. */
+async function sentRecently(tx: Tx, webhookId: string, event: NotificationEvent, threadKey: string, now: Date): Promise<boolean> {
+  const recent = await tx.webhookDelivery.findFirst({
+    where: { webhookId, event, threadKey, status: { not: "suppressed" }, createdAt: { gte: new Date(now.getTime() - RATE_LIMIT_WINDOW_MS) } },
+    select: { id: true },
+  });
+  return recent !== null;
+}
+
+/** One step: the next batch of ledger events becomes deliveries. Exported for tests; the loop calls it. */
+export async function notifyStep(options: NotifierOptions = {}): Promise<NotifyStepResult> {
+  const batchSize = options.batchSize ?? NOTIFIER_BATCH;
+  const publicUrl = options.publicUrl ?? config().BATON_PUBLIC_URL;
+  const read = await readStep(batchSize);
+  if (!read.rows.length) return { ...IDLE, cursor: read.cursor };
+  const notifications = [...read.derivation.notifications, ...(await readVerdictFailures(read.derivation))].sort(
+    (a, b) => a.notification.ledgerSeq - b.notification.ledgerSeq,
+  );
+  const lastSeq = read.rows[read.rows.length - 1]!.seq;
+
+  const written = await inTransaction(async (tx) => {
+    // The cursor moves only from where this step read it: otherwise another instance did this batch.
+    const moved = await tx.workerCursor.updateMany({ where: { name: NOTIFIER_CURSOR, seq: read.cursor }, data: { seq: lastSeq } });
+    if (moved.count !== 1) return null;
+    const now = new Date();
+    const webhooks: WebhookRow[] = await tx.webhook.findMany({ where: { enabled: true }, orderBy: { createdAt: "asc" } });
+    let pending = 0;
+    let suppressed = 0;
+    for (const { notification, at } of notifications) {
+      for (const webhook of webhooks) {
+        // A webhook hears of what happened after it was created, not of the backlog before it.
+        if (webhook.createdAt.getTime() > at.getTime() || !subscribedEvents(webhook).includes(notification.event)) continue;
+        const limited =
+          NOTIFICATION_EVENT_INFO[notification.event].rateLimited &&
+          (await sentRecently(tx, webhook.id, notification.event, notification.threadKey, now));
+        const id = nextDeliveryId(now);
+        await tx.webhookDelivery.create({
+          data: {
+            id,
+            webhookId: webhook.id,
+            event: notification.event,
+            threadKey: notification.threadKey,
+            body: renderBody(webhook.format as WebhookFormat, notification, { deliveryId: id, createdAt: now, publicUrl }),
+            status: limited ? "suppressed" : "pending",
+            nextAttemptAt: now,
+            createdAt: now,
+          },
+        });
+        if (limited) suppressed++;
+        else pending++;
+      }
+    }
+    if (read.derivation.regressions.length) await appendLedgerEvents(tx, read.derivation.regressions, now);
+    return { pending, suppressed };
+  });
+
+  if (!written) return { ...IDLE, more: true, raced: 1 };
+  if (read.derivation.regressions.length) announceLedger();
+  if (written.pending) options.onEnqueued?.();
+  return { processed: read.rows.length, ...written, more: read.rows.length === batchSize, cursor: lastSeq, raced: 0 };
+}
+
+/** Runs steps until the ledger is caught up (tests, and a CLI that wants to flush). */
+export async function notifyUntilIdle(options: NotifierOptions = {}): Promise<NotifyStepResult> {
+  const total = { ...IDLE };
+  for (;;) {
+    const step = await notifyStep(options);
+    total.processed += step.processed;
+    total.pending += step.pending;
+    total.suppressed += step.suppressed;
+    total.cursor = step.cursor;
+    total.raced += step.raced;
+    if (!step.more) return total;
+  }
+}
+
+/** The highest ledger seq, read without a transaction: only a hint of whether there is anything to do. */
+async function ledgerHead(): Promise<number> {
+  const head = await (await database()).ledgerEvent.aggregate({ _max: { seq: true } });
+  return head._max.seq ?? 0;
+}
+
+/** Starts the notifier loop: a step on every in-process ledger announcement and every `intervalMs`. */
+export function startWebhookNotifier(options: NotifierOptions = {}): PollingLoop {
+  // Up to the cursor this instance saw, an idle check costs one read and no transaction.
+  let handledUpTo = -1;
+  return startPollingLoop({
+    name: "webhook notifier",
+    intervalMs: options.intervalMs ?? NOTIFIER_INTERVAL_MS,
+    wakeOnLedger: true,
+    step: async () => {
+      const head = await ledgerHead();
+      if (head <= handledUpTo) return false;
+      const step = await notifyStep(options);
+      handledUpTo = step.cursor;
+      return step.more;
+    },
+  });
+}

@@ -1,0 +1,143 @@
+import "server-only";
+import path from "node:path";
+import { z } from "zod";
+import { parseAllowList } from "../notify/targets";
+import { parseAllowedHosts } from "../http/hosts";
+
+/**
+ * Baton's environment, checked with zod once. Every variable is documented in
+ * docs/configuration.md; a bad value stops the process with a message naming it.
+ */
+const list = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? "")
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
+
+const envSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .default("file:./data/baton.db")
+    .refine((url) => url.startsWith("file:") || isPostgresqlUrl(url), {
+      message: "DATABASE_URL must be file:PATH (SQLite) or postgresql://... (PostgreSQL)",
+    }),
+  BATON_WATCH_DIRS: list,
+  /** project=path pairs: where verdict pointers of a project's packets are read. */
+  BATON_WORKSPACE_ROOTS: list,
+  BATON_STALE_HOURS: z.coerce.number().positive().default(24),
+  /** How often the watchdog looks for threads that went stale (and for its other findings). */
+  BATON_STALE_CHECK_SECONDS: z.coerce.number().positive().default(60),
+  /** How often watched folders are walked for files the watcher missed. */
+  BATON_WATCH_RESCAN_SECONDS: z.coerce.number().positive().default(5),
+  BATON_SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+  /** Baton's address as people reach it: links in webhook messages point here. */
+  BATON_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: "BATON_PUBLIC_URL must be an http(s) URL, e.g. https://baton.example.com" })
+    .default("http://localhost:3000")
+    .transform((url) => url.replace(/\/+$/, "")),
+  /** How long one webhook delivery may take before it counts as failed (and is retried). */
+  BATON_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * Hosts, addresses and CIDR ranges webhooks may post to although they are not
+   * public (loopback, private, link-local…): a self-hosted receiver (lib/notify/targets.ts).
+   */
+  BATON_WEBHOOK_ALLOWED_TARGETS: list.transform((entries, context) => {
+    const parsed = parseAllowList(entries);
+    if ("allow" in parsed) return parsed.allow;
+    context.addIssue({ code: "custom", message: parsed.problem });
+    return z.NEVER;
+  }),
+  /** Requests per minute each API token may send, sustained (lib/http/rate-limit.ts); 0 turns the limit off. */
+  BATON_RATE_LIMIT_PER_MINUTE: z.coerce
+    .number({ error: "BATON_RATE_LIMIT_PER_MINUTE must be a number of requests per minute (0 turns the limit off)" })
+    .int()
+    .nonnegative()
+    .default(600),
+  /** Requests a token may send at once after a quiet spell (the bucket's size). */
+  BATON_RATE_LIMIT_BURST: z.coerce
+    .number({ error: "BATON_RATE_LIMIT_BURST must be a number of requests" })
+    .int()
+    .min(1, { error: "BATON_RATE_LIMIT_BURST must be at least 1; set BATON_RATE_LIMIT_PER_MINUTE=0 to turn the limit off" })
+    .default(120),
+  /** Sign-in attempts a minute from one client address, all usernames together (decision 029); 0 turns it off. */
+  BATON_SIGN_IN_PER_MINUTE: z.coerce
+    .number({ error: "BATON_SIGN_IN_PER_MINUTE must be a number of sign-in attempts per minute (0 turns the limit off)" })
+    .int()
+    .nonnegative()
+    .default(30),
+  /** Sign-in attempts a minute for the whole process, all addresses together; 0 turns it off. */
+  BATON_SIGN_IN_GLOBAL_PER_MINUTE: z.coerce
+    .number({ error: "BATON_SIGN_IN_GLOBAL_PER_MINUTE must be a number of sign-in attempts per minute (0 turns the limit off)" })
+    .int()
+    .nonnegative()
+    .default(300),
+  /**
+   * How many proxies in front of Baton append the client's address to X-Forwarded-For;
+   * 0 (the default): Baton is reached directly and the header is ignored (lib/http/client-address.ts).
+   */
+  BATON_TRUSTED_PROXY_HOPS: z.coerce
+    .number({ error: "BATON_TRUSTED_PROXY_HOPS must be the number of proxies in front of Baton (0 when none)" })
+    .int()
+    .nonnegative()
+    .max(10)
+    .default(0),
+  /**
+   * Host names (optionally with :port) Baton answers to; any other Host (or
+   * X-Forwarded-Host) is refused with 421 (lib/http/hosts.ts). Loopback names always pass.
+   */
+  BATON_ALLOWED_HOSTS: list.transform((entries, context) => {
+    const parsed = parseAllowedHosts(entries);
+    if ("hosts" in parsed) return parsed.hosts;
+    context.addIssue({ code: "custom", message: parsed.problem });
+    return z.NEVER;
+  }),
+  /** How long reading one request body may take in all (lib/http/body.ts); past it 408. */
+  BATON_BODY_TIMEOUT_MS: z.coerce
+    .number({ error: "BATON_BODY_TIMEOUT_MS must be a number of milliseconds" })
+    .int({ error: "BATON_BODY_TIMEOUT_MS must be a whole number of milliseconds" })
+    .positive({ error: "BATON_BODY_TIMEOUT_MS must be more than 0" })
+    .default(15_000),
+  /** How long a request body may send nothing before reading it stops with 408. */
+  BATON_BODY_IDLE_TIMEOUT_MS: z.coerce
+    .number({ error: "BATON_BODY_IDLE_TIMEOUT_MS must be a number of milliseconds" })
+    .int({ error: "BATON_BODY_IDLE_TIMEOUT_MS must be a whole number of milliseconds" })
+    .positive({ error: "BATON_BODY_IDLE_TIMEOUT_MS must be more than 0" })
+    .default(5_000),
+});
+
+export type BatonConfig = z.infer<typeof envSchema>;
+
+let cached: BatonConfig | undefined;
+
+export function config(): BatonConfig {
+  if (cached) return cached;
+  const parsed = envSchema.safeParse(process.env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
+    throw new Error(`Baton's environment is not valid: ${problems}`);
+  }
+  cached = parsed.data;
+  return cached;
+}
+
+/** Tests and the CLI change the environment between runs. */
+export function resetConfig(): void {
+  cached = undefined;
+}
+
+export function isPostgresqlUrl(databaseUrl: string): boolean {
+  return /^postgres(ql)?:\/\//.test(databaseUrl);
+}
+
+/** The URL as it may be printed: a password in it is masked. */
+export function printableDatabaseUrl(databaseUrl: string): string {
+  return databaseUrl.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
+}
+
+export function sqliteFilePath(databaseUrl: string): string {
+  return path.resolve(databaseUrl.replace(/^file:/, ""));
+}

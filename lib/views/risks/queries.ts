@@ -1,0 +1,149 @@
+import "server-only";
+import { sqlExecutor } from "../../db/client";
+import { Prisma } from "../../generated/prisma/client";
+import { RISK_STATES, needsAttention, type RiskState } from "./triage-state";
+import { severityRank } from "../../contract/severity";
+import { asDate, readActiveRisks, type ActiveRisk } from "./active-risks";
+import { riskListDto, type RiskGroupDto, type RiskListDto, type RiskThreadDto, type TriageDto } from "./dto";
+import { riskFiltersSchema, type RiskFilters } from "./filters";
+
+/** The shapes live in ./dto (client-safe); importers of this module keep finding them here. */
+export { riskGroupDto, riskListDto, riskThreadDto, type RiskGroupDto, type RiskListDto, type RiskThreadDto } from "./dto";
+
+/** States the default view leaves out: a person already dealt with them (until they come back). */
+const HIDDEN_BY_DEFAULT: ReadonlySet<RiskState> = new Set(["resolved", "snoozed"]);
+
+interface History {
+  firstSeen: Date;
+  lastSeen: Date;
+  occurrences: number;
+}
+
+const pairKey = (threadId: string, fingerprint: string) => `${threadId}\u0000${fingerprint}`;
+
+/**
+ * For each thread and fingerprint of an active packet: when a version of that
+ * thread carrying it first and last arrived, and how many did. One grouped
+ * statement over the (threadId, fingerprint) index.
+ */
+async function readHistories(): Promise<Map<string, History>> {
+  const sql = await sqlExecutor();
+  // The active pairs first (DISTINCT keeps SQLite from driving the join through the fingerprint index).
+  const rows = await sql.query<{ threadId: string; fingerprint: string; firstSeen: string | Date; lastSeen: string | Date; occurrences: number | bigint }>(Prisma.sql`
+    WITH "active" AS (
+      SELECT DISTINCT a."threadId" AS "threadId", a."fingerprint" AS "fingerprint"
+      FROM "Thread" t JOIN "Risk" a ON a."versionId" = t."activeVersionId"
+      WHERE t."archived" = ${false}
+    )
+    SELECT r."threadId" AS "threadId", r."fingerprint" AS "fingerprint",
+      MIN(v."receivedAt") AS "firstSeen", MAX(v."receivedAt") AS "lastSeen", COUNT(DISTINCT r."versionId") AS "occurrences"
+    FROM "active" p
+    JOIN "Risk" r ON r."threadId" = p."threadId" AND r."fingerprint" = p."fingerprint"
+    JOIN "PacketVersion" v ON v."id" = r."versionId"
+    GROUP BY r."threadId", r."fingerprint"`);
+  return new Map(
+    rows.map((row) => [
+      pairKey(row.threadId, row.fingerprint),
+      { firstSeen: asDate(row.firstSeen), lastSeen: asDate(row.lastSeen), occurrences: Number(row.occurrences) },
+    ]),
+  );
+}
+
+function triageDtoOf(risk: ActiveRisk): TriageDto | null {
+  if (!risk.triage) return null;
+  return {
+    state: risk.triage.state,
+    snoozed_until: risk.triage.snoozedUntil?.toISOString() ?? null,
+    severity_at_triage: risk.triage.severityAtTriage,
+    by: risk.triage.updatedBy,
+    at: risk.triage.updatedAt.toISOString(),
+  };
+}
+
+function threadDtoOf(risk: ActiveRisk, history: History | undefined): RiskThreadDto {
+  // A packet that arrived between the two reads has no history yet: it is its own first sighting.
+  const seen = history ?? { firstSeen: risk.activeReceivedAt, lastSeen: risk.activeReceivedAt, occurrences: 1 };
+  return {
+    thread_key: risk.threadKey,
+    agent: risk.agent,
+    packet_id: risk.versionId,
+    severity: risk.severity,
+    severity_raw: risk.severityRaw,
+    detail: risk.detail,
+    mitigation: risk.mitigation,
+    state: risk.state,
+    needs_attention: needsAttention(risk.state),
+    triage: triageDtoOf(risk),
+    first_seen: seen.firstSeen.toISOString(),
+    last_seen: seen.lastSeen.toISOString(),
+    occurrences: seen.occurrences,
+  };
+}
+
+/** Within a group: regressed first, then the most severe, then the most recently seen. */
+function compareThreads(a: RiskThreadDto, b: RiskThreadDto): number {
+  return (
+    Number(b.state === "regressed") - Number(a.state === "regressed") ||
+    severityRank(b.severity) - severityRank(a.severity) ||
+    b.last_seen.localeCompare(a.last_seen) ||
+    a.thread_key.localeCompare(b.thread_key)
+  );
+}
+
+/** Regressed groups on top, then by severity, then the most recently seen. */
+function compareGroups(a: RiskGroupDto, b: RiskGroupDto): number {
+  return (
+    Number(b.regressed) - Number(a.regressed) ||
+    severityRank(b.severity) - severityRank(a.severity) ||
+    b.last_seen.localeCompare(a.last_seen) ||
+    a.fingerprint.localeCompare(b.fingerprint)
+  );
+}
+
+function groupOf(fingerprint: string, threads: RiskThreadDto[]): RiskGroupDto {
+  threads.sort(compareThreads);
+  const lead = threads[0]!;
+  const states = new Set(threads.map((thread) => thread.state));
+  return {
+    fingerprint,
+    severity: threads.reduce((best, thread) => (severityRank(thread.severity) > severityRank(best) ? thread.severity : best), lead.severity),
+    detail: lead.detail,
+    regressed: states.has("regressed"),
+    needs_attention: threads.some((thread) => thread.needs_attention),
+    states: RISK_STATES.filter((state) => states.has(state)),
+    first_seen: threads.reduce((first, thread) => (thread.first_seen < first ? thread.first_seen : first), lead.first_seen),
+    last_seen: threads.reduce((last, thread) => (thread.last_seen > last ? thread.last_seen : last), lead.last_seen),
+    occurrences: threads.reduce((sum, thread) => sum + thread.occurrences, 0),
+    threads,
+  };
+}
+
+function matchesText(risk: ActiveRisk, text: string | undefined): boolean {
+  if (!text) return true;
+  const needle = text.toLowerCase();
+  return [risk.detail, risk.threadKey, risk.agent ?? ""].some((value) => value.toLowerCase().includes(needle));
+}
+
+/**
+ * The risks view (docs/product.md#risks): every risk of every active packet,
+ * grouped by fingerprint across threads, regressed groups first, then by
+ * severity. The default view hides resolved and snoozed risks; `state: "all"` shows them.
+ */
+export async function listRisks(filters: Partial<RiskFilters> = {}, now = new Date()): Promise<RiskListDto> {
+  const { state: view, q } = riskFiltersSchema.parse(filters);
+  const [risks, histories] = await Promise.all([readActiveRisks({ now }), readHistories()]);
+  const byFingerprint = new Map<string, RiskThreadDto[]>();
+  let hidden = 0;
+  for (const risk of risks) {
+    if (!matchesText(risk, q)) continue;
+    if (view === "open" && HIDDEN_BY_DEFAULT.has(risk.state)) {
+      hidden++;
+      continue;
+    }
+    const threads = byFingerprint.get(risk.fingerprint) ?? [];
+    threads.push(threadDtoOf(risk, histories.get(pairKey(risk.threadId, risk.fingerprint))));
+    byFingerprint.set(risk.fingerprint, threads);
+  }
+  const groups = [...byFingerprint].map(([fingerprint, threads]) => groupOf(fingerprint, threads)).sort(compareGroups);
+  return riskListDto.parse({ generated_at: now.toISOString(), view, groups, hidden });
+}

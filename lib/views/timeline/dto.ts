@@ -1,0 +1,115 @@
+import { z } from "zod";
+import { SEVERITIES } from "../../contract/severity";
+import { threadFiltersSchema } from "../threads/filters";
+import { DECISION_KINDS } from "../../human/section";
+import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS } from "./window";
+
+/**
+ * The timeline's shapes (GET /api/v1/timeline, GET /api/v1/timeline/feed),
+ * client-safe: the server builds them in ./queries.ts and ./feed.ts, the
+ * browser parses refetches with them. Dates are ISO strings.
+ */
+
+/** At most this many lanes (the most recently active threads first); lanes_total says how many matched. */
+export const TIMELINE_LANES_MAX = 500;
+/** At most this many version markers per lane (the newest); versions_omitted counts the rest. */
+export const TIMELINE_VERSIONS_PER_LANE_MAX = 200;
+/** At most this many decision markers per lane (the newest). */
+export const TIMELINE_DECISIONS_PER_LANE_MAX = 100;
+/** Session reports are drawn as ticks: those of one kind within 1/TIMELINE_SESSION_BUCKETS of the window are one tick. */
+export const TIMELINE_SESSION_BUCKETS = 240;
+/** next_action text is cut to this length for tooltips (the thread page has it whole). */
+export const TIMELINE_NEXT_ACTION_MAX = 280;
+/** Feed events per page. */
+export const TIMELINE_FEED_PAGE = 50;
+
+export const timelineQuerySchema = threadFiltersSchema.extend({
+  window: z.enum(TIMELINE_WINDOWS, { error: () => `window accepts ${TIMELINE_WINDOWS.join(", ")}` }).default(DEFAULT_TIMELINE_WINDOW),
+});
+export type TimelineQuery = z.infer<typeof timelineQuerySchema>;
+
+export const timelineFeedQuerySchema = timelineQuerySchema.extend({
+  /** The feed's cursor: events with a smaller seq (the next_cursor of the page before). */
+  before: z.coerce.number().int().min(1).optional(),
+});
+export type TimelineFeedQuery = z.infer<typeof timelineFeedQuerySchema>;
+
+export const timelineVersionDto = z.object({
+  id: z.string(),
+  /** Its place in the thread's order, 1 for the first version (as on the thread page). */
+  number: z.number().int().min(1),
+  received_at: z.string(),
+  highest_severity: z.enum(SEVERITIES).nullable(),
+  next_action: z.string().nullable(),
+});
+export type TimelineVersionDto = z.infer<typeof timelineVersionDto>;
+
+export const timelineDecisionDto = z.object({
+  packet_id: z.string(),
+  action: z.enum(DECISION_KINDS),
+  at: z.string(),
+  by: z.string().nullable(),
+});
+export type TimelineDecisionDto = z.infer<typeof timelineDecisionDto>;
+
+/**
+ * Session reports of one kind in a lane, drawn as ticks: the window is cut into
+ * TIMELINE_SESSION_BUCKETS equal spans, and `buckets` lists the spans (0 = the
+ * oldest) holding at least one; `count` is how many reports there were.
+ */
+export const timelineSessionTicksDto = z.object({
+  buckets: z.array(z.number().int().min(0)),
+  count: z.number().int().min(0),
+});
+export type TimelineSessionTicksDto = z.infer<typeof timelineSessionTicksDto>;
+
+export const timelineLaneDto = z.object({
+  key: z.string(),
+  agent: z.string().nullable(),
+  project: z.string().nullable(),
+  branch: z.string().nullable(),
+  topic: z.string().nullable(),
+  /** Oldest first. */
+  versions: z.array(timelineVersionDto),
+  versions_omitted: z.number().int().min(0),
+  decisions: z.array(timelineDecisionDto),
+  sessions: z.object({ session_started: timelineSessionTicksDto, heartbeat: timelineSessionTicksDto, session_ended: timelineSessionTicksDto }),
+});
+export type TimelineLaneDto = z.infer<typeof timelineLaneDto>;
+
+/** A ledger event of the feed, already in words. */
+export const timelineFeedEventDto = z.object({
+  seq: z.number().int(),
+  at: z.string(),
+  /** A ledger kind (lib/events/ledger.ts, server-only: not imported here). */
+  kind: z.string(),
+  thread_key: z.string(),
+  packet_id: z.string().nullable(),
+  actor: z.string(),
+  text: z.string(),
+});
+export type TimelineFeedEventDto = z.infer<typeof timelineFeedEventDto>;
+
+export const timelineFeedDto = z.object({
+  /** Newest first. */
+  events: z.array(timelineFeedEventDto),
+  /** Pass as `before` for the next (older) page; null at the window's start. */
+  next_cursor: z.number().int().nullable(),
+});
+export type TimelineFeedDto = z.infer<typeof timelineFeedDto>;
+
+export const timelineDto = z.object({
+  generated_at: z.string(),
+  window: z.enum(TIMELINE_WINDOWS),
+  from: z.string(),
+  to: z.string(),
+  session_buckets: z.number().int().min(1),
+  /** Threads that match the filters; at most TIMELINE_LANES_MAX of them get a lane. */
+  lanes_total: z.number().int().min(0),
+  lanes: z.array(timelineLaneDto),
+  /** False when only the first lanes were sent (a first paint): fetch the timeline again for the rest. */
+  complete: z.boolean(),
+  /** The first page of the feed. */
+  feed: timelineFeedDto,
+});
+export type TimelineDto = z.infer<typeof timelineDto>;

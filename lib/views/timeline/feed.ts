@@ -1,0 +1,67 @@
+import "server-only";
+import { databaseDialect, sqlExecutor, type SqlExecutor } from "../../db/client";
+import { Prisma } from "../../generated/prisma/client";
+import { dialectSql } from "../../db/sql";
+import { describeLedgerEvent } from "../../events/describe";
+import type { LedgerEventDto } from "../../events/ledger";
+import { TIMELINE_FEED_PAGE, timelineFeedDto, type TimelineFeedDto, type TimelineFeedQuery } from "./dto";
+import { findLaneThreads, timelineSpan } from "./lanes";
+import { LEDGER_INDEXED_KEYS_MAX, firstSeqFrom } from "./ledger-window";
+
+/** Left out of the feed: a heartbeat a minute would bury everything else (the lanes show them as ticks). */
+const FEED_SKIPPED_KINDS = ["heartbeat"] as const;
+
+interface FeedRow {
+  seq: number | bigint;
+  at: string;
+  kind: string;
+  threadKey: string;
+  versionId: string | null;
+  actor: string;
+  data: string;
+}
+
+/**
+ * One page of the ledger of `keys` in [from, to], newest first, described in
+ * words: events before `before` (a seq), at most TIMELINE_FEED_PAGE of them.
+ */
+export async function readFeedPage(
+  sql: SqlExecutor,
+  page: { keys: string[]; minSeq: number; from: Date; to: Date; before?: number },
+): Promise<TimelineFeedDto> {
+  if (!page.keys.length) return { events: [], next_cursor: null };
+  const keys = Prisma.join(page.keys);
+  // Few threads: their own events over the (threadKey, seq) index, sorted. Many: the ledger walked
+  // back from the cursor (unary + keeps SQLite off the threadKey index), stopping at a page.
+  const byThread = page.keys.length <= LEDGER_INDEXED_KEYS_MAX ? Prisma.sql`"threadKey" IN (${keys})` : Prisma.sql`${dialectSql.unindexed(databaseDialect(), '"threadKey"')} IN (${keys})`;
+  const rows = await sql.query<FeedRow>(Prisma.sql`
+    SELECT "seq", "at", "kind", "threadKey", "versionId", "actor", "data" FROM "LedgerEvent"
+    WHERE ${byThread} AND "seq" >= ${page.minSeq} ${page.before === undefined ? Prisma.empty : Prisma.sql`AND "seq" < ${page.before}`}
+      AND "kind" NOT IN (${Prisma.join(FEED_SKIPPED_KINDS)}) AND "at" >= ${page.from} AND "at" <= ${page.to}
+    ORDER BY "seq" DESC
+    LIMIT ${TIMELINE_FEED_PAGE + 1}`);
+  const shown = rows.slice(0, TIMELINE_FEED_PAGE);
+  const events = shown.map((row) => {
+    const event = { kind: row.kind as LedgerEventDto["kind"], data: JSON.parse(row.data) as Record<string, unknown> };
+    return {
+      seq: Number(row.seq),
+      at: new Date(row.at).toISOString(),
+      kind: row.kind,
+      thread_key: row.threadKey,
+      packet_id: row.versionId,
+      actor: row.actor,
+      text: describeLedgerEvent(event),
+    };
+  });
+  const last = shown.at(-1);
+  return { events, next_cursor: rows.length > TIMELINE_FEED_PAGE && last ? Number(last.seq) : null };
+}
+
+/** GET /api/v1/timeline/feed: a later page of the feed of the timeline's threads. */
+export async function listTimelineFeed(query: TimelineFeedQuery, now: Date = new Date()): Promise<TimelineFeedDto> {
+  const { from, to } = timelineSpan(query.window, now);
+  const { threads } = await findLaneThreads(query, now);
+  const sql = await sqlExecutor();
+  const minSeq = threads.length ? await firstSeqFrom(sql, from) : 0;
+  return timelineFeedDto.parse(await readFeedPage(sql, { keys: threads.map((thread) => thread.key), minSeq, from, to, before: query.before }));
+}

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { resetConfig } from "../lib/server/config";
+import { closeDatabase } from "../lib/db/client";
+import { migrateDatabase } from "../lib/db/migrate/index";
+import { createPostgresqlDatabase, testsRunOnPostgresql } from "@/testing/postgresql";
+
+/**
+ * A fresh, migrated database for one test file: a SQLite file in a temporary
+ * folder, or in the PostgreSQL pass (testing/postgresql.ts) a PostgreSQL database of its own.
+ * Sets DATABASE_URL; removes both when disposed. Tests own their data; `dir`
+ * is a scratch folder either way.
+ */
+export async function useTempDatabase(): Promise<{ dir: string; url: string; dispose: () => Promise<void> }> {
+  await closeDatabase();
+  const dir = mkdtempSync(path.join(tmpdir(), "baton-test-"));
+  const postgresql = testsRunOnPostgresql() ? await createPostgresqlDatabase() : null;
+  const url = postgresql?.url ?? `file:${path.join(dir, "baton.db")}`;
+  process.env.DATABASE_URL = url;
+  resetConfig();
+  await migrateDatabase(url);
+  return {
+    dir,
+    url,
+    async dispose() {
+      await closeDatabase();
+      await postgresql?.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * For a test file: a fresh database before its tests, removed after them.
+ * Returns a getter, since the folder exists only once beforeAll has run.
+ */
+export function freshDatabaseForThisFile(): () => Awaited<ReturnType<typeof useTempDatabase>> {
+  let temp: Awaited<ReturnType<typeof useTempDatabase>> | undefined;
+  beforeAll(async () => {
+    temp = await useTempDatabase();
+  });
+  afterAll(async () => {
+    await temp?.dispose();
+  });
+  return () => {
+    if (!temp) throw new Error("the temporary database is created in beforeAll");
+    return temp;
+  };
+}
