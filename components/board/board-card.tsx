@@ -1,10 +1,9 @@
-import Link from "next/link";
+import { ThreadLink } from "@/components/shared/thread-link";
 import { forwardRef } from "react";
 import type { BoardCardDto } from "@/lib/board/dto";
 import { FLAG_TITLES } from "@/lib/contract/lint";
 import { SEVERITIES } from "@/lib/contract/severity";
 import { SeverityBadge } from "@/components/shared/severity-badge";
-import { threadHref } from "@/lib/views/threads/href";
 import { visibleText } from "@/lib/contract/invisible";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { Age } from "@/components/ui/time";
@@ -29,9 +28,9 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
   // The link and the action buttons are siblings: buttons inside a link are neither valid nor usable.
   return (
     <div className="rounded-lg bg-white shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-900 dark:ring-zinc-800">
-      <Link
+      <ThreadLink
         ref={ref}
-        href={threadHref(card.key)}
+        threadKey={card.key}
         tabIndex={focused ? 0 : -1}
         onFocus={onFocus}
         data-testid="board-card"
@@ -69,7 +68,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
             ))}
           </ul>
         ) : null}
-      </Link>
+      </ThreadLink>
       {canAct ? (
         <div className="px-3 pb-2">
           <DecisionControls

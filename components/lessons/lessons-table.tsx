@@ -1,8 +1,7 @@
-import Link from "next/link";
+import { ThreadLink } from "@/components/shared/thread-link";
 import { AgentText } from "@/components/ui/agent-text";
 import { Age, Moment } from "@/components/ui/time";
 import type { LessonDto } from "@/lib/views/lessons/dto";
-import { threadHref } from "@/lib/views/threads/href";
 
 const cellClass = "px-2 py-2 align-top";
 
@@ -35,9 +34,9 @@ export function LessonsTable({ lessons, now }: { lessons: LessonDto[]; now: numb
               <ul aria-label={`${lesson.thread_count} ${lesson.thread_count === 1 ? "thread" : "threads"}`} className="space-y-0.5">
                 {lesson.threads.map((thread) => (
                   <li key={thread.key}>
-                    <Link href={threadHref(thread.key)} className="break-all text-sky-700 underline dark:text-sky-400">
+                    <ThreadLink threadKey={thread.key} className="break-all text-sky-700 underline dark:text-sky-400">
                       <AgentText text={thread.key} />
-                    </Link>
+                    </ThreadLink>
                     {thread.agent ? <AgentText className="ml-1 text-xs text-zinc-500" text={thread.agent} /> : null}
                   </li>
                 ))}

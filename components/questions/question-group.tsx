@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { ThreadLink } from "@/components/shared/thread-link";
 import { useId, useRef, useState, type KeyboardEvent } from "react";
 import { sendJson } from "@/lib/browser/send-json";
 import { AgentText } from "@/components/ui/agent-text";
@@ -12,7 +12,6 @@ import { Age } from "@/components/ui/time";
 import { visibleText } from "@/lib/contract/invisible";
 import { sharedAnswerResultDto } from "@/lib/human/dto";
 import type { QuestionGroupDto } from "@/lib/views/questions/dto";
-import { threadHref } from "@/lib/views/threads/href";
 
 /** What a refused answer says when a thread moved on since the inbox was loaded (409). */
 export const CONFLICT_MESSAGE = "Someone else acted on this, or the agent sent a newer packet. Nothing was written.";
@@ -134,9 +133,9 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
       <ul className="mt-2 space-y-1 text-sm" aria-label="Threads asking">
         {group.items.map((item) => (
           <li key={`${item.thread_key}\u0000${item.question_id}`} className="break-words">
-            <Link href={threadHref(item.thread_key)} className="font-mono text-sky-700 underline dark:text-sky-400">
+            <ThreadLink threadKey={item.thread_key} className="font-mono text-sky-700 underline dark:text-sky-400">
               <AgentText text={item.thread_key} />
-            </Link>{" "}
+            </ThreadLink>{" "}
             <span className="text-zinc-600 dark:text-zinc-400">
               · {item.agent ? <AgentText text={item.agent} /> : "unknown agent"}
             </span>

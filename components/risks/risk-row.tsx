@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { ThreadLink } from "@/components/shared/thread-link";
 import { useId } from "react";
 import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText } from "@/components/ui/agent-text";
@@ -9,7 +9,6 @@ import { Age, Moment } from "@/components/ui/time";
 import { visibleText } from "@/lib/contract/invisible";
 import type { RiskGroupDto } from "@/lib/views/risks/dto";
 import type { RiskState } from "@/lib/views/risks/triage-state";
-import { threadHref } from "@/lib/views/threads/href";
 
 const STATE_STYLES: Record<RiskState, string> = {
   regressed: "bg-red-700 font-bold text-white uppercase tracking-wide",
@@ -92,9 +91,9 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
         <ul className="mt-1 space-y-0.5 text-sm" aria-label="Threads carrying it">
           {group.threads.map((thread) => (
             <li key={thread.thread_key} className="flex flex-wrap items-center gap-x-2 break-words">
-              <Link href={threadHref(thread.thread_key)} className="font-mono text-sky-700 underline dark:text-sky-400">
+              <ThreadLink threadKey={thread.thread_key} className="font-mono text-sky-700 underline dark:text-sky-400">
                 <AgentText text={thread.thread_key} />
-              </Link>
+              </ThreadLink>
               <span className="text-zinc-600 dark:text-zinc-400">· {thread.agent ? <AgentText text={thread.agent} /> : "unknown agent"}</span>
               {thread.severity !== group.severity ? <span className="text-xs text-zinc-500">· {thread.severity}</span> : null}
               {group.threads.length > 1 || thread.state !== "open" ? <StateBadge state={thread.state} /> : null}

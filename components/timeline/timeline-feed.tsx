@@ -1,11 +1,10 @@
 "use client";
 
-import Link from "next/link";
+import { ThreadLink } from "@/components/shared/thread-link";
 import type { TimelineFeedEventDto } from "@/lib/views/timeline/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { Button } from "@/components/ui/button";
 import { Moment } from "@/components/ui/time";
-import { threadHref } from "@/lib/views/threads/href";
 
 interface TimelineFeedProps {
   events: TimelineFeedEventDto[];
@@ -28,9 +27,9 @@ export function TimelineFeed({ events, windowLabel, hasOlder, loadingOlder, onLo
           {events.map((event) => (
             <li key={event.seq} className="flex flex-wrap items-baseline gap-x-2">
               <Moment iso={event.at} className="font-mono text-xs text-zinc-500" />
-              <Link href={threadHref(event.thread_key)} prefetch={false} className="break-all text-sky-700 underline dark:text-sky-400">
+              <ThreadLink threadKey={event.thread_key} className="break-all text-sky-700 underline dark:text-sky-400">
                 <AgentText text={event.thread_key} />
-              </Link>
+              </ThreadLink>
               <AgentText className="break-words" text={event.text} />
               <span className="text-xs text-zinc-500">
                 by <AgentText text={event.actor} />

@@ -1,11 +1,11 @@
 "use client";
 
+import { ThreadLink } from "@/components/shared/thread-link";
 import Link from "next/link";
 import { memo, useId, useState, type KeyboardEvent } from "react";
 import { createPortal } from "react-dom";
 import { SEVERITY_STYLES } from "@/components/shared/severity-badge";
 import type { TimelineLaneDto } from "@/lib/views/timeline/dto";
-import { threadHref } from "@/lib/views/threads/href";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { visibleText } from "@/lib/contract/invisible";
 import { laneMarkers, type TimelineMarker } from "./markers";
@@ -128,7 +128,7 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
   return (
     <div className="flex h-10 items-center border-b border-zinc-200 dark:border-zinc-800" data-lane-index={index} data-thread-key={lane.key}>
       <div className="w-48 shrink-0 truncate pr-2 text-xs md:w-64">
-        <Link href={threadHref(lane.key)} prefetch={false} title={visibleText(lane.key)} className="rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-sky-600">
+        <ThreadLink threadKey={lane.key} title={visibleText(lane.key)} className="rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-sky-600">
           <AgentText className="font-medium" text={lane.agent ?? lane.key} />
           {where.length ? (
             <span className="text-zinc-500">
@@ -136,7 +136,7 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
               · <AgentTextList items={where} separator="/" />
             </span>
           ) : null}
-        </Link>
+        </ThreadLink>
         {lane.versions_omitted ? <span className="block text-[10px] text-zinc-500">{lane.versions_omitted} older versions not drawn</span> : null}
       </div>
       <div className={`relative mx-2 h-full flex-1 ${TRACK_MARKERS}`}>
