@@ -152,6 +152,8 @@ async function rescueInPlaceEdit(
  */
 const SETTLE_TRIES = 20;
 const SETTLE_MS = 5;
+/** How long an in-place write may take and still be put back (decision 015's second window). */
+export const SETTLE_WAIT_MS = SETTLE_TRIES * SETTLE_MS;
 async function readSettled(read: () => Promise<string>): Promise<string> {
   let text = await read();
   for (let tries = 0; tries < SETTLE_TRIES && !parses(text); tries++) {
