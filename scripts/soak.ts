@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 
 /**
  * `npm run test:soak`: the soaks at full length (testing/soak.ts): the 5,000-body
- * ingest fuzz, the overload run (60 s at twice the sustainable rate) and five SIGKILLs of
+ * ingest fuzz, the 5,000-item volume test, the overload run (60 s at twice the sustainable rate) and five SIGKILLs of
  * the server. `npm test` runs the same files in their short form. Run it by hand, and
  * before each benchmark report.
  */
@@ -10,7 +10,7 @@ const env = { ...process.env, BATON_SOAK: "full" };
 const run = (command: string, args: string[]) => spawnSync(command, args, { stdio: "inherit", env }).status ?? 1;
 
 const started = Date.now();
-let status = run("npx", ["vitest", "run", "testing/hardening/fuzz-ingest.test.ts"]);
+let status = run("npx", ["vitest", "run", "testing/hardening/fuzz-ingest.test.ts", "testing/hardening/volume.test.ts"]);
 status ||= run("npx", ["tsx", "scripts/build-if-stale.ts"]);
 status ||= run("npx", ["playwright", "test", "e2e/overload.spec.ts", "e2e/crash-safety.spec.ts"]);
 console.log(`test:soak: ${status ? "FAILED" : "passed"} in ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -76,7 +76,7 @@ describe("body size limits on POST /api/v1/packets", () => {
       expect([over.status, errorCodeOf(over.json)]).toEqual([413, "payload_too_large"]);
       expect(over.json).toMatchObject({ error: { details: { limit_bytes: BATCH_MAX_BYTES } } });
       expect(over.added).toEqual({ versions: 0, threads: 0, events: 0 });
-    });
+    }, 90_000); // two 8 MiB batches through ingest: tens of seconds on a loaded 2-core machine
   }
 
   it("stops reading a 50 MiB attempt at the limit: memory held is bounded by the limit, not the body", async () => {

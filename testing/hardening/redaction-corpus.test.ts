@@ -298,7 +298,7 @@ describe("the redaction corpus through every output", () => {
     // The search looked where the packets are: their redacted forms are there.
     expect(tables.some(([, rows]) => rows.includes("[redacted:"))).toBe(true);
     expect(found).toEqual([]);
-  });
+  }, 90_000); // every output of every corpus thread: tens of seconds on a loaded 2-core machine
 
   // SQLite's own files, byte for byte (pages freed by an update, the WAL): on PostgreSQL the rows above are the check.
   it.skipIf(testsRunOnPostgresql())("no secret is anywhere in the SQLite files' bytes", () => {
