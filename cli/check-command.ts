@@ -7,7 +7,8 @@ import type { CleanStateProblem } from "../lib/generator/schemas";
 /** Exit codes of `baton check` and `baton generate`, one table for both. */
 export const WORKBENCH_EXIT = { ok: 0, dirty: 1, unreadable: 2, notPushed: 3 } as const;
 
-export const ROOT_OPTION_HELP = "the workspace root: the folder holding agent_state.json and outputs/";
+const ROOT_OPTION_HELP = "the workspace root: the folder holding agent_state.json and outputs/";
+export const BRANCH_OPTION_HELP = "the branch this session should be on";
 
 export const CHECKS_HELP = `
 Blocking problems (each is one line "check: detail"):
@@ -40,19 +41,21 @@ export function reportUnreadable(command: string, error: unknown, setExitCode: (
 }
 
 /** Usage errors exit 2 like any unusable input, so that 1 always means "blocking problems". */
-export function usageErrorsExitTwo(command: Command): Command {
+function usageErrorsExitTwo(command: Command): Command {
   return command.exitOverride((error) => {
     throw error.exitCode === 0 ? error : new CommanderError(WORKBENCH_EXIT.unreadable, error.code, error.message);
   });
 }
 
+/** `baton check` and `baton generate`: both read an agent's workbench, named by --root, and exit by WORKBENCH_EXIT. */
+export function addWorkbenchCommand(program: Command, name: string, description: string): Command {
+  return usageErrorsExitTwo(program.command(name)).description(description).option("--root <dir>", ROOT_OPTION_HELP, ".");
+}
+
 export function addCheckCommand(program: Command, setExitCode: (code: number) => void): void {
-  const check = program.command("check");
-  usageErrorsExitTwo(check)
-    .description("Check that the agent's workbench is clean enough to hand off; writes outputs/clean_state.json.")
-    .option("--root <dir>", ROOT_OPTION_HELP, ".")
+  addWorkbenchCommand(program, "check", "Check that the agent's workbench is clean enough to hand off; writes outputs/clean_state.json.")
     .option("--task <id>", "the task whose reports are read (default: agent_state.json's active_task_id)")
-    .option("--branch <name>", "the branch this session should be on")
+    .option("--branch <name>", BRANCH_OPTION_HELP)
     .addHelpText(
       "after",
       `${CHECKS_HELP}

@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import { pushPacketFile, pushTargetFromEnv, type PushOutcome } from "./sync/push";
 import { DEFAULT_TAIL_K } from "../lib/generator/feedback";
 import { generateHandoff, type GenerateResult } from "../lib/generator/generate";
-import { CHECKS_HELP, displayPath, printProblems, reportUnreadable, ROOT_OPTION_HELP, usageErrorsExitTwo, WORKBENCH_EXIT } from "./check-command";
+import { addWorkbenchCommand, BRANCH_OPTION_HELP, CHECKS_HELP, displayPath, printProblems, reportUnreadable, WORKBENCH_EXIT } from "./check-command";
 
 interface GenerateCommandOptions {
   root: string;
@@ -22,15 +22,12 @@ function count(value: string): number {
 }
 
 export function addGenerateCommand(program: Command, setExitCode: (code: number) => void): void {
-  const generate = program.command("generate");
-  usageErrorsExitTwo(generate)
-    .description("Build this session's handoff packet from the agent's workbench (runs `baton check` first).")
-    .option("--root <dir>", ROOT_OPTION_HELP, ".")
+  addWorkbenchCommand(program, "generate", "Build this session's handoff packet from the agent's workbench (runs `baton check` first).")
     .option("--task <id>", "the task (default: agent_state.json's active_task_id, else feature_list.json's active)")
     .option("--session-id <id>", "the session id, naming outputs/handoff/<id>/ (default: derived from the inputs)")
     .option("--created-at <time>", "the packet's created_at, ISO-8601 (default: the newest input time)")
     .option("--agent <name>", "who produced the packet (default: agent_state.json's agent)")
-    .option("--branch <name>", "the branch this session should be on")
+    .option("--branch <name>", BRANCH_OPTION_HELP)
     .option("--k <count>", "feedback_tail keeps the last <count> records, plus every failing one", count, DEFAULT_TAIL_K)
     .option("--push", "send the packet to Baton (BATON_URL, BATON_TOKEN) with the client `baton push` uses")
     .option("--allow-dirty", "write the packet despite blocking problems; they go into clean_state and open_risks")

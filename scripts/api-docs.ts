@@ -1,14 +1,14 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { z } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../lib/core/errors";
 import { HTTP_METHODS, routeOf, type RouteDefinition } from "../lib/http/route";
+import { inlineCode, schemaSection, tableCell } from "./schema-tables";
 
 /**
  * Writes docs/api.md: every endpoint as its route definition declares it
  * (lib/http/route.ts), with parameters, bodies and answers generated from their
- * zod schemas. No server runs: the route files are imported.
+ * zod schemas (./schema-tables.ts). No server runs: the route files are imported.
  *
  *   npm run docs:api
  *
@@ -18,9 +18,6 @@ import { HTTP_METHODS, routeOf, type RouteDefinition } from "../lib/http/route";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const API_DOCS_FILE = path.join(ROOT, "docs", "api.md");
-
-/** Nested fields are listed this deep (`a.b[].c`); deeper ones show as `object`. */
-const FIELD_DEPTH = 4;
 
 /** Every app/**\/route.ts, relative to the repository, sorted. */
 export function routeFiles(): string[] {
@@ -52,150 +49,17 @@ export async function exportedHandlers(): Promise<ExportedHandler[]> {
   return found;
 }
 
-type JsonSchema = {
-  type?: string | string[];
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  allOf?: JsonSchema[];
-  items?: JsonSchema;
-  properties?: Record<string, JsonSchema>;
-  additionalProperties?: boolean | JsonSchema;
-  required?: string[];
-  description?: string;
-  default?: unknown;
-  pattern?: string;
-  minLength?: number;
-  maxLength?: number;
-  minimum?: number;
-  maximum?: number;
-  minItems?: number;
-  maxItems?: number;
-  format?: string;
-};
-
-function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-  return z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as JsonSchema;
-}
-
-const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;
-const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
-
-function variantsOf(schema: JsonSchema): JsonSchema[] | undefined {
-  return schema.anyOf ?? schema.oneOf;
-}
-
-/** A short type: `string`, `"a" \| "b"`, `integer[]`, `object`, `string \| null`. */
-function typeOf(schema: JsonSchema): string {
-  if (schema.const !== undefined) return JSON.stringify(schema.const);
-  if (schema.enum) return schema.enum.map((value) => JSON.stringify(value)).join(" | ");
-  const variants = variantsOf(schema);
-  if (variants) return [...new Set(variants.map(typeOf))].join(" | ");
-  if (schema.allOf) return schema.allOf.map(typeOf).join(" & ");
-  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
-  if (types.length === 0) return "any";
-  return types
-    .map((type) => {
-      if (type === "array") {
-        const item = schema.items ? typeOf(schema.items) : "any";
-        return item.includes(" ") ? `(${item})[]` : `${item}[]`;
-      }
-      if (type === "object" && !schema.properties && schema.additionalProperties && typeof schema.additionalProperties === "object") {
-        return `{[key]: ${typeOf(schema.additionalProperties)}}`;
-      }
-      return type;
-    })
-    .join(" | ");
-}
-
-/** What a field accepts beyond its type: bounds, pattern, default, description. */
-function notesOf(schema: JsonSchema): string {
-  const notes: string[] = [];
-  if (schema.description) notes.push(schema.description);
-  const { minLength, maxLength } = schema;
-  if (minLength && maxLength !== undefined) notes.push(`${minLength} to ${maxLength} characters`);
-  else if (maxLength !== undefined) notes.push(`at most ${maxLength} characters`);
-  else if (minLength) notes.push(`at least ${minLength} characters`);
-  // z.number().int() bounds itself to the safe integers: not worth a note.
-  const minimum = schema.minimum === Number.MIN_SAFE_INTEGER ? undefined : schema.minimum;
-  const maximum = schema.maximum === Number.MAX_SAFE_INTEGER ? undefined : schema.maximum;
-  if (minimum !== undefined && maximum !== undefined) notes.push(`${minimum} to ${maximum}`);
-  else if (minimum !== undefined) notes.push(`at least ${minimum}`);
-  else if (maximum !== undefined) notes.push(`at most ${maximum}`);
-  if (schema.minItems !== undefined || schema.maxItems !== undefined) notes.push(`${schema.minItems ?? 0} to ${schema.maxItems ?? "any"} items`);
-  if (schema.pattern) notes.push(`matches ${code(schema.pattern)}`);
-  if (schema.format) notes.push(schema.format);
-  if (schema.default !== undefined) notes.push(`default ${code(JSON.stringify(schema.default))}`);
-  return notes.join("; ");
-}
-
-interface FieldRow {
-  name: string;
-  type: string;
-  required: boolean;
-  notes: string;
-}
-
-/** The object (or objects, for a union of them) a schema describes, to list fields of. */
-function objectsIn(schema: JsonSchema): JsonSchema[] {
-  if (schema.properties) return [schema];
-  if (schema.type === "array" && schema.items) return objectsIn(schema.items);
-  const variants = variantsOf(schema)?.filter((variant) => variant.type !== "null");
-  if (variants?.length === 1) return objectsIn(variants[0]!);
-  return [];
-}
-
-function fieldRows(schema: JsonSchema, prefix = "", depth = 1): FieldRow[] {
-  const rows: FieldRow[] = [];
-  for (const object of objectsIn(schema).slice(0, 1)) {
-    for (const [name, property] of Object.entries(object.properties ?? {})) {
-      const full = `${prefix}${name}`;
-      rows.push({ name: full, type: typeOf(property), required: object.required?.includes(name) ?? false, notes: notesOf(property) });
-      if (depth >= FIELD_DEPTH) continue;
-      const isList = property.type === "array" || variantsOf(property)?.some((variant) => variant.type === "array");
-      rows.push(...fieldRows(property, `${full}${isList ? "[]" : ""}.`, depth + 1));
-    }
-  }
-  return rows;
-}
-
-function fieldTable(rows: FieldRow[], withRequired: boolean): string[] {
-  if (rows.length === 0) return [];
-  const header = withRequired ? ["| name | type | required | accepts |", "|---|---|---|---|"] : ["| field | type | notes |", "|---|---|---|"];
-  return [
-    ...header,
-    ...rows.map((row) =>
-      withRequired
-        ? `| ${code(row.name)} | ${cell(code(row.type))} | ${row.required ? "yes" : "no"} | ${cell(row.notes)} |`
-        : `| ${code(row.name)} | ${cell(code(row.type))} | ${cell(row.notes)} |`,
-    ),
-  ];
-}
-
-/** A schema's fields; a union of objects is listed one alternative after another. */
-function schemaSection(schema: z.ZodType, io: "input" | "output", withRequired: boolean): string[] {
-  const json = jsonSchemaOf(schema, io);
-  const alternatives = variantsOf(json)?.filter((variant) => objectsIn(variant).length > 0);
-  if (!json.properties && alternatives && alternatives.length > 1) {
-    return alternatives.flatMap((alternative, index) => [`One of (${index + 1}):`, "", ...fieldTable(fieldRows(alternative), withRequired), ""]);
-  }
-  const rows = fieldRows(json);
-  if (rows.length === 0) return [`${code(typeOf(json))}${json.additionalProperties ? ": any fields" : ""}`, ""];
-  return [...fieldTable(rows, withRequired), ""];
-}
-
 export function describeAuth(route: RouteDefinition): string {
   const { auth } = route;
   switch (auth.kind) {
     case "public":
       return auth.fromPages ? "public, from Baton's own pages (`Origin` must be this Baton)" : "public";
     case "token":
-      return `API token with the scope ${code(auth.scope)} (\`Authorization: Bearer <token>\`; rate-limited)`;
+      return `API token with the scope ${inlineCode(auth.scope)} (\`Authorization: Bearer <token>\`; rate-limited)`;
     case "reader":
       return "reader: an API token with `packets:read` (rate-limited) or a signed-in person of any role";
     case "person":
-      return `signed-in person with the role ${code(auth.role)} or above, from Baton's own pages; never a token`;
+      return `signed-in person with the role ${inlineCode(auth.role)} or above, from Baton's own pages; never a token`;
   }
 }
 
@@ -220,13 +84,13 @@ function responseSection(route: RouteDefinition): string[] {
     case "none":
       return ["Only errors."];
     case "empty":
-      return [`${code(String(response.status))}, no body.`];
+      return [`${inlineCode(String(response.status))}, no body.`];
     case "stream":
     case "markdown":
     case "download":
-      return [`${code(String(response.status))} ${code(response.contentType)}: ${response.description}.`];
+      return [`${inlineCode(String(response.status))} ${inlineCode(response.contentType)}: ${response.description}.`];
     case "json": {
-      const statuses = (typeof response.status === "number" ? [response.status] : response.status).map((status) => code(String(status))).join(", ");
+      const statuses = (typeof response.status === "number" ? [response.status] : response.status).map((status) => inlineCode(String(status))).join(", ");
       const lead = `${statuses} JSON${response.description ? `: ${response.description}` : ""}.`;
       return [lead, "", ...schemaSection(response.schema, "output", false)];
     }
@@ -241,7 +105,7 @@ function endpointSection(route: RouteDefinition): string[] {
   if (route.query) lines.push("**Query parameters**", "", ...schemaSection(route.query, "input", true));
   if (route.headers) {
     lines.push("**Request headers**", "", "| header | meaning |", "|---|---|");
-    for (const [name, meaning] of Object.entries(route.headers)) lines.push(`| ${code(name)} | ${cell(meaning)} |`);
+    for (const [name, meaning] of Object.entries(route.headers)) lines.push(`| ${inlineCode(name)} | ${tableCell(meaning)} |`);
     lines.push("");
   }
   if (route.body) {
@@ -250,7 +114,7 @@ function endpointSection(route: RouteDefinition): string[] {
   }
   lines.push("**Answer**", "", ...responseSection(route));
   if (lines.at(-1) !== "") lines.push("");
-  lines.push(`**Errors**: ${errorsOf(route).map((error) => code(`${ERROR_STATUS[error]} ${error}`)).join(", ")}.`, "");
+  lines.push(`**Errors**: ${errorsOf(route).map((error) => inlineCode(`${ERROR_STATUS[error]} ${error}`)).join(", ")}.`, "");
   return lines;
 }
 
@@ -281,7 +145,7 @@ export async function renderApiDocs(): Promise<string> {
     "",
     "| method | path | auth | summary |",
     "|---|---|---|---|",
-    ...routes.map((route) => `| ${route.method} | [${code(route.path)}](#${anchorOf(route)}) | ${route.auth.kind}${authDetail(route)} | ${cell(route.summary)} |`),
+    ...routes.map((route) => `| ${route.method} | [${inlineCode(route.path)}](#${anchorOf(route)}) | ${route.auth.kind}${authDetail(route)} | ${tableCell(route.summary)} |`),
     "",
     "## Endpoints",
     "",
@@ -292,8 +156,8 @@ export async function renderApiDocs(): Promise<string> {
 
 function authDetail(route: RouteDefinition): string {
   const { auth } = route;
-  if (auth.kind === "token") return ` ${code(auth.scope)}`;
-  if (auth.kind === "person") return ` ${code(auth.role)}`;
+  if (auth.kind === "token") return ` ${inlineCode(auth.scope)}`;
+  if (auth.kind === "person") return ` ${inlineCode(auth.role)}`;
   return "";
 }
 

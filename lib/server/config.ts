@@ -18,6 +18,42 @@ const list = z
       .filter(Boolean),
   );
 
+/**
+ * A list whose entries `parse` checks as a whole: its problem becomes the
+ * variable's error, else `key` of its answer is the value.
+ */
+function checkedList<Key extends string, Value>(
+  parse: (entries: string[]) => Record<Key, Value> | { problem: string },
+  key: Key,
+) {
+  return list.transform((entries, context) => {
+    const parsed = parse(entries);
+    if ("problem" in parsed) {
+      context.addIssue({ code: "custom", message: parsed.problem });
+      return z.NEVER;
+    }
+    return parsed[key];
+  });
+}
+
+/** A sustained rate of `what` a minute, of which 0 turns its limit off. */
+function perMinuteLimit(variable: string, what: string, fallback: number) {
+  return z.coerce
+    .number({ error: `${variable} must be a number of ${what} per minute (0 turns the limit off)` })
+    .int()
+    .nonnegative()
+    .default(fallback);
+}
+
+/** A timeout in whole milliseconds, more than 0. */
+function milliseconds(variable: string, fallback: number) {
+  return z.coerce
+    .number({ error: `${variable} must be a number of milliseconds` })
+    .int({ error: `${variable} must be a whole number of milliseconds` })
+    .positive({ error: `${variable} must be more than 0` })
+    .default(fallback);
+}
+
 const envSchema = z.object({
   DATABASE_URL: z
     .string()
@@ -45,18 +81,9 @@ const envSchema = z.object({
    * Hosts, addresses and CIDR ranges webhooks may post to although they are not
    * public (loopback, private, link-local…): a self-hosted receiver (lib/notify/targets.ts).
    */
-  BATON_WEBHOOK_ALLOWED_TARGETS: list.transform((entries, context) => {
-    const parsed = parseAllowList(entries);
-    if ("allow" in parsed) return parsed.allow;
-    context.addIssue({ code: "custom", message: parsed.problem });
-    return z.NEVER;
-  }),
+  BATON_WEBHOOK_ALLOWED_TARGETS: checkedList(parseAllowList, "allow"),
   /** Requests per minute each API token may send, sustained (lib/http/rate-limit.ts); 0 turns the limit off. */
-  BATON_RATE_LIMIT_PER_MINUTE: z.coerce
-    .number({ error: "BATON_RATE_LIMIT_PER_MINUTE must be a number of requests per minute (0 turns the limit off)" })
-    .int()
-    .nonnegative()
-    .default(600),
+  BATON_RATE_LIMIT_PER_MINUTE: perMinuteLimit("BATON_RATE_LIMIT_PER_MINUTE", "requests", 600),
   /** Requests a token may send at once after a quiet spell (the bucket's size). */
   BATON_RATE_LIMIT_BURST: z.coerce
     .number({ error: "BATON_RATE_LIMIT_BURST must be a number of requests" })
@@ -64,17 +91,9 @@ const envSchema = z.object({
     .min(1, { error: "BATON_RATE_LIMIT_BURST must be at least 1; set BATON_RATE_LIMIT_PER_MINUTE=0 to turn the limit off" })
     .default(120),
   /** Sign-in attempts a minute from one client address, all usernames together (decision 029); 0 turns it off. */
-  BATON_SIGN_IN_PER_MINUTE: z.coerce
-    .number({ error: "BATON_SIGN_IN_PER_MINUTE must be a number of sign-in attempts per minute (0 turns the limit off)" })
-    .int()
-    .nonnegative()
-    .default(30),
+  BATON_SIGN_IN_PER_MINUTE: perMinuteLimit("BATON_SIGN_IN_PER_MINUTE", "sign-in attempts", 30),
   /** Sign-in attempts a minute for the whole process, all addresses together; 0 turns it off. */
-  BATON_SIGN_IN_GLOBAL_PER_MINUTE: z.coerce
-    .number({ error: "BATON_SIGN_IN_GLOBAL_PER_MINUTE must be a number of sign-in attempts per minute (0 turns the limit off)" })
-    .int()
-    .nonnegative()
-    .default(300),
+  BATON_SIGN_IN_GLOBAL_PER_MINUTE: perMinuteLimit("BATON_SIGN_IN_GLOBAL_PER_MINUTE", "sign-in attempts", 300),
   /**
    * How many proxies in front of Baton append the client's address to X-Forwarded-For;
    * 0 (the default): Baton is reached directly and the header is ignored (lib/http/client-address.ts).
@@ -89,24 +108,11 @@ const envSchema = z.object({
    * Host names (optionally with :port) Baton answers to; any other Host (or
    * X-Forwarded-Host) is refused with 421 (lib/http/hosts.ts). Loopback names always pass.
    */
-  BATON_ALLOWED_HOSTS: list.transform((entries, context) => {
-    const parsed = parseAllowedHosts(entries);
-    if ("hosts" in parsed) return parsed.hosts;
-    context.addIssue({ code: "custom", message: parsed.problem });
-    return z.NEVER;
-  }),
+  BATON_ALLOWED_HOSTS: checkedList(parseAllowedHosts, "hosts"),
   /** How long reading one request body may take in all (lib/http/body.ts); past it 408. */
-  BATON_BODY_TIMEOUT_MS: z.coerce
-    .number({ error: "BATON_BODY_TIMEOUT_MS must be a number of milliseconds" })
-    .int({ error: "BATON_BODY_TIMEOUT_MS must be a whole number of milliseconds" })
-    .positive({ error: "BATON_BODY_TIMEOUT_MS must be more than 0" })
-    .default(15_000),
+  BATON_BODY_TIMEOUT_MS: milliseconds("BATON_BODY_TIMEOUT_MS", 15_000),
   /** How long a request body may send nothing before reading it stops with 408. */
-  BATON_BODY_IDLE_TIMEOUT_MS: z.coerce
-    .number({ error: "BATON_BODY_IDLE_TIMEOUT_MS must be a number of milliseconds" })
-    .int({ error: "BATON_BODY_IDLE_TIMEOUT_MS must be a whole number of milliseconds" })
-    .positive({ error: "BATON_BODY_IDLE_TIMEOUT_MS must be more than 0" })
-    .default(5_000),
+  BATON_BODY_IDLE_TIMEOUT_MS: milliseconds("BATON_BODY_IDLE_TIMEOUT_MS", 5_000),
 });
 
 export type BatonConfig = z.infer<typeof envSchema>;

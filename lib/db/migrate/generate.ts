@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { migrationFolderNames } from "./migration-folders";
 import { derivePostgresqlSchema, markerSql, type Dialect } from "./schema-source";
 
 /**
@@ -39,10 +40,7 @@ export function readHistory(name: string): string {
 
 /** Names of the migration folders of one database, oldest first. */
 export function migrationNames(dialect: Dialect): string[] {
-  return readdirSync(MIGRATION_DIRS[dialect], { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort();
+  return migrationFolderNames(MIGRATION_DIRS[dialect]);
 }
 
 function schemaFor(dialect: Dialect, source: string): string {

@@ -1,8 +1,7 @@
 import "server-only";
-import { createHash, randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
+import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { migrationFolderNames, readMigration } from "./migration-folders";
 
 /**
  * Applies pending migrations from prisma/postgresql/migrations, recording them
@@ -30,19 +29,14 @@ export async function migratePostgresql(connectionString: string, migrationsDir:
       "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
       "applied_steps_count" INTEGER NOT NULL DEFAULT 0
     )`);
-    const names = readdirSync(migrationsDir, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name)
-      .sort();
     const applied: string[] = [];
-    for (const name of names) {
+    for (const name of migrationFolderNames(migrationsDir)) {
       const done = await client.query(
         `SELECT 1 FROM "_prisma_migrations" WHERE migration_name = $1 AND finished_at IS NOT NULL AND rolled_back_at IS NULL`,
         [name],
       );
       if (done.rowCount) continue;
-      const sql = readFileSync(path.join(migrationsDir, name, "migration.sql"), "utf8");
-      const checksum = createHash("sha256").update(sql).digest("hex");
+      const { sql, checksum } = readMigration(migrationsDir, name);
       await client.query("BEGIN");
       try {
         await client.query(sql);

@@ -1,8 +1,9 @@
 import "server-only";
-import { createHash, randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { migrationFolderNames, readMigration } from "./migration-folders";
 
 /**
  * Applies pending migrations from prisma/migrations to a SQLite file, recording
@@ -25,14 +26,9 @@ export function migrateSqlite(filePath: string, migrationsDir: string): string[]
       "started_at" DATETIME NOT NULL DEFAULT current_timestamp,
       "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0
     )`);
-    const names = readdirSync(migrationsDir, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name)
-      .sort();
     const applied: string[] = [];
-    for (const name of names) {
-      const sql = readFileSync(path.join(migrationsDir, name, "migration.sql"), "utf8");
-      const checksum = createHash("sha256").update(sql).digest("hex");
+    for (const name of migrationFolderNames(migrationsDir)) {
+      const { sql, checksum } = readMigration(migrationsDir, name);
       const apply = db.transaction(() => {
         const done = db
           .prepare(`SELECT 1 FROM "_prisma_migrations" WHERE migration_name = ? AND finished_at IS NOT NULL AND rolled_back_at IS NULL`)

@@ -17,12 +17,16 @@ export const riskCountsDto = z.object(Object.fromEntries(SEVERITIES.map((s) => [
   z.ZodNumber
 >);
 
-export const threadCardDto = z.object({
+/** Which thread, in the words the board and the timeline name it by (key, agent, project, branch, topic). */
+export const threadIdentityDto = z.object({
   key: z.string(),
   agent: z.string().nullable(),
   project: z.string().nullable(),
   branch: z.string().nullable(),
   topic: z.string().nullable(),
+});
+
+export const threadCardDto = threadIdentityDto.extend({
   archived: z.boolean(),
   updated_at: z.string(),
   /** The latest agent session report (POST /api/v1/threads/{key}/events), if any. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SEVERITIES } from "../../contract/severity";
+import { threadIdentityDto } from "../threads/dto";
 import { threadFiltersSchema } from "../threads/filters";
 import { DECISION_KINDS } from "../../human/section";
 import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS } from "./window";
@@ -63,12 +64,7 @@ export const timelineSessionTicksDto = z.object({
 });
 export type TimelineSessionTicksDto = z.infer<typeof timelineSessionTicksDto>;
 
-export const timelineLaneDto = z.object({
-  key: z.string(),
-  agent: z.string().nullable(),
-  project: z.string().nullable(),
-  branch: z.string().nullable(),
-  topic: z.string().nullable(),
+export const timelineLaneDto = threadIdentityDto.extend({
   /** Oldest first. */
   versions: z.array(timelineVersionDto),
   versions_omitted: z.number().int().min(0),
