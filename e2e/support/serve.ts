@@ -17,8 +17,9 @@ if (isPostgresqlUrl(E2E_DATABASE_URL)) {
 }
 await migrateDatabase(E2E_DATABASE_URL);
 const port = process.env.BATON_E2E_PORT ?? "3210";
-// node runs Next directly (not through npx), so a signal sent to this script reaches the server.
-const server = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, "-H", "127.0.0.1"], {
+// node runs Next directly (not through npx), so a signal sent to this script reaches the server;
+// with the same header and request timeouts as `npm start` (scripts/start.ts).
+const server = spawn(process.execPath, ["--import", "./lib/server/http-timeouts.mjs", "node_modules/next/dist/bin/next", "start", "-p", port, "-H", "127.0.0.1"], {
   stdio: "inherit",
   env: {
     ...process.env,
