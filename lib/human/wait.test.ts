@@ -141,6 +141,7 @@ describe("waitForHandoffChange", () => {
     const counter = countStatements();
     let during: number;
     try {
+      // Real time on purpose: it shows that nothing runs per waiter on any timer (their own timeouts are real setTimeouts).
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       during = counter.count();
     } finally {
