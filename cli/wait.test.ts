@@ -183,13 +183,14 @@ describe("baton wait", () => {
     const { key } = await newThread();
     const out = path.join(folder, "never.json");
     const started = performance.now();
-    expect(await wait(key, "--timeout", "1500ms", "-o", out)).toBe(WAIT_EXIT.timedOut);
+    // A real timeout over a real waiting request: short, but long enough to need the server's wait.
+    expect(await wait(key, "--timeout", "500ms", "-o", out)).toBe(WAIT_EXIT.timedOut);
     const elapsed = performance.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(1_400);
+    expect(elapsed).toBeGreaterThanOrEqual(450);
     expect(elapsed).toBeLessThan(4_000);
     expect(printed()).toBe("");
     expect(readdirSync(folder)).not.toContain("never.json");
-    expect(said().at(-1)).toBe("baton wait: timed out after 1500ms (still at revision 0)");
+    expect(said().at(-1)).toBe("baton wait: timed out after 500ms (still at revision 0)");
   });
 
   it("with --after counts what happened since that revision, even before it started", async () => {
@@ -197,7 +198,7 @@ describe("baton wait", () => {
     await act(key, () => decide(person, key, { kind: "approved", packet_id: packetId, base_revision: 0 }));
     expect(await wait(key, "--after", "0", "--timeout", "5s")).toBe(WAIT_EXIT.approved);
     // Without it, only the NEXT action counts.
-    expect(await wait(key, "--timeout", "1s")).toBe(WAIT_EXIT.timedOut);
+    expect(await wait(key, "--timeout", "500ms")).toBe(WAIT_EXIT.timedOut);
   });
 
   it("waits on a newer packet that replaces the one it started on", async () => {
@@ -222,7 +223,8 @@ describe("baton wait", () => {
     try {
       // The server's side of the wait is gone with it.
       await expect.poll(() => waitRegistryStatus().waiters).toBe(0);
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      // The CLI has found Baton gone and is retrying.
+      await expect.poll(() => said()).toContainEqual(expect.stringMatching(/cannot reach .*; retrying until the timeout$/));
     } finally {
       await startServer();
     }
@@ -245,7 +247,8 @@ describe("baton wait", () => {
     try {
       // Written by another Baton process, say, while this one is down.
       await act(key, () => answer(person, key, { packet_id: packetId, base_revision: 0, answers: [{ question_id: "q0", answer: "eu-west" }] }));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The CLI has found Baton gone (so the answer reaches it on reconnecting, not on the wait it started).
+      await expect.poll(() => said()).toContainEqual(expect.stringMatching(/cannot reach .*; retrying until the timeout$/));
     } finally {
       await startServer();
     }
@@ -364,6 +367,7 @@ describe("GET /api/v1/threads/{key}/handoff?wait&after", () => {
       const counter = countStatements();
       let quiet: number;
       try {
+        // Real time on purpose: it shows that nothing runs per waiter on any timer; 2 s holds one re-check of the tokens.
         await new Promise((resolve) => setTimeout(resolve, 2_000));
         quiet = counter.count();
       } finally {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { personOfSession, startSession } from "../auth/sessions";
 import { authenticateBearer, createApiToken } from "../auth/tokens";
 import { resetConfig, sqliteFilePath } from "../server/config";
@@ -164,7 +164,18 @@ describe("ingest while another connection holds the write lock", () => {
   });
 });
 
-describe("bookkeeping and the watched folder while another connection holds the write lock", () => {
+describe("bookkeeping while another connection holds the write lock", () => {
+  // These wait out one busy timeout and show what follows it: a short one does
+  // (the timeout's own length and the unfrozen loop are checked above with BUDGET_MS).
+  const SHORT_BUDGET_MS = 300;
+  beforeAll(() => {
+    process.env.BATON_SQLITE_BUSY_TIMEOUT_MS = String(SHORT_BUDGET_MS);
+    resetConfig();
+  });
+  afterAll(() => {
+    process.env.BATON_SQLITE_BUSY_TIMEOUT_MS = String(BUDGET_MS);
+    resetConfig();
+  });
   afterEach(release);
 
   it("still admits an API token whose last-used time is due (a read must not answer 503 for it)", async () => {
@@ -185,6 +196,11 @@ describe("bookkeeping and the watched folder while another connection holds the 
     holdWriteLock();
     await expect(personOfSession(secret)).resolves.toMatchObject({ id: user.id });
   });
+
+});
+
+describe("the watched folder while another connection holds the write lock", () => {
+  afterEach(release);
 
   it("takes a watched file again at the next rescan when the database was busy", async () => {
     const quiet = vi.spyOn(console, "error").mockImplementation(() => undefined);

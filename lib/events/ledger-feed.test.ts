@@ -25,6 +25,7 @@ afterAll(async () => {
 const unsubscribes: Array<() => void> = [];
 afterEach(() => {
   for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
+  vi.useRealTimers();
   expect(ledgerFeedStatus().subscribers).toBe(0);
 });
 
@@ -125,26 +126,27 @@ describe.skipIf(testsRunOnPostgresql())("the ledger feed", () => {
   });
 
   it("picks up another process's writes with the once-a-second check", async () => {
+    // The check is the feed's setInterval: faked, and its reads are synchronous, so moving the clock runs it.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const sub = listen(null);
     const thread = uniqueThread("elsewhere");
     insertElsewhere(3, thread);
     const head = headSeq();
-    const started = Date.now();
-    await vi.waitFor(() => expect(sub.seqs()).toEqual(range(head - 2, head)), {
-      timeout: FEED_POLL_INTERVAL_MS * 2.5,
-      interval: 10,
-    });
-    expect(Date.now() - started).toBeLessThanOrEqual(FEED_POLL_INTERVAL_MS + 500);
+    vi.advanceTimersByTime(FEED_POLL_INTERVAL_MS - 1);
+    expect(sub.events).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(sub.seqs()).toEqual(range(head - 2, head));
     expect(sub.events.every((e) => e.kind === "thread_archived" && e.thread_key === thread && e.actor === "cli")).toBe(true);
     expect(sub.events[0]!.data).toEqual({ reason: "elsewhere" });
   });
 
   it("reads a long backlog in batches and delivers all of it in order", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const sub = listen(null);
     const from = headSeq();
     insertElsewhere(1_234, uniqueThread("backlog"));
     const head = headSeq();
-    await vi.waitFor(() => expect(sub.seqs().at(-1)).toBe(head), { timeout: FEED_POLL_INTERVAL_MS * 2.5, interval: 10 });
+    vi.advanceTimersByTime(FEED_POLL_INTERVAL_MS);
     expect(sub.seqs()).toEqual(range(from + 1, head));
     expect(Math.max(...sub.batches)).toBeLessThanOrEqual(500);
   });
@@ -200,6 +202,7 @@ describe.skipIf(testsRunOnPostgresql())("the ledger feed", () => {
 
   it("the last unsubscribe stops the timer, the bus listener and the reads", async () => {
     const bus = (globalThis as unknown as { __batonLedgerBus: import("node:events").EventEmitter }).__batonLedgerBus;
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const setIntervalSpy = vi.spyOn(globalThis, "setInterval");
     const clearIntervalSpy = vi.spyOn(globalThis, "clearInterval");
     try {
@@ -224,7 +227,10 @@ describe.skipIf(testsRunOnPostgresql())("the ledger feed", () => {
       // Nothing is read or delivered any more.
       await ingest(uniqueThread("unheard"));
       insertElsewhere(1, uniqueThread("unheard-elsewhere"));
-      await new Promise((resolve) => setTimeout(resolve, FEED_POLL_INTERVAL_MS * 1.5));
+      expect(vi.getTimerCount()).toBe(0);
+      vi.advanceTimersByTime(FEED_POLL_INTERVAL_MS * 3);
+      // A bus announcement would be published on the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
       expect(first.events).toEqual([]);
       expect(second.events).toEqual([]);
     } finally {

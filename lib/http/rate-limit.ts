@@ -41,7 +41,8 @@ export class TokenBucketLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private lastSweep: number;
 
-  constructor(settings: RateLimitSettings, now: () => number = Date.now) {
+  // Date.now is read at each call (not captured here), so that a test's fake clock reaches the process's limiter.
+  constructor(settings: RateLimitSettings, now: () => number = () => Date.now()) {
     this.settings = settings;
     this.now = now;
     this.lastSweep = now();

@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import * as threadHandoff from "@/app/api/v1/threads/[key]/handoff/route";
-import { MAX_WAITS_PER_READER, readerChecksStatus, setRecheckIntervalForTests } from "../auth/reader-checks";
+import { MAX_WAITS_PER_READER, readerChecksStatus, RECHECK_INTERVAL_MS, setRecheckIntervalForTests } from "../auth/reader-checks";
 import type { Person } from "../auth/roles";
 import { endSession, startSession } from "../auth/sessions";
 import { createApiToken, revokeApiToken } from "../auth/tokens";
@@ -9,7 +9,8 @@ import { database, inTransaction } from "../db/client";
 import { BatonError } from "../core/errors";
 import { ingestPacket } from "../ingest/ingest";
 import { countStatements } from "@/testing/count-statements";
-import { otherConnection } from "@/testing/postgresql";
+import { otherConnection, testsRunOnPostgresql } from "@/testing/postgresql";
+import { FEED_POLL_INTERVAL_MS } from "../events/feed-shared";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { scheduleWriteBack } from "./writeback/write-human-section";
 import { answer, decide } from "./actions";
@@ -36,10 +37,21 @@ afterAll(async () => {
   await scheduleWriteBack(threadsUsed);
 });
 afterEach(() => {
+  vi.useRealTimers();
   expect(waitRegistryStatus()).toMatchObject({ waiters: 0, threads: 0, subscribed: false });
   expect(readerChecksStatus()).toMatchObject({ readers: 0, streams: 0, waits: 0, checking: false });
 });
 
+
+/**
+ * Waits (real time, at most 10 s) until `condition` holds. Unlike expect.poll and vi.waitFor,
+ * it leaves a faked clock where it is (they move it by their interval at each try).
+ */
+async function until(condition: () => boolean): Promise<void> {
+  for (const started = performance.now(); !condition(); await new Promise((resolve) => setTimeout(resolve, 10))) {
+    if (performance.now() - started > 10_000) throw new Error(`still not true after 10 s: ${String(condition)}`);
+  }
+}
 
 const settledWithin = async <T>(promise: Promise<T>, ms: number): Promise<T | "pending"> =>
   Promise.race([promise, new Promise<"pending">((resolve) => setTimeout(() => resolve("pending"), ms))]);
@@ -65,7 +77,7 @@ describe("waitForHandoffChange", () => {
   it("is woken by a person's decision well within a second, with the decision in the packet", async () => {
     const { key, packetId } = await newThread("woken");
     const waiting = waitForHandoffChange({ threadKey: key, after: 0, afterPacket: packetId, waitMs: 30_000 });
-    await expect.poll(() => waitRegistryStatus().waiters).toBe(1);
+    await until(() => waitRegistryStatus().waiters === 1);
     expect(await settledWithin(waiting, 150)).toBe("pending");
 
     const started = performance.now();
@@ -129,6 +141,7 @@ describe("waitForHandoffChange", () => {
     const counter = countStatements();
     let during: number;
     try {
+      // Real time on purpose: it shows that nothing runs per waiter on any timer (their own timeouts are real setTimeouts).
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       during = counter.count();
     } finally {
@@ -157,9 +170,12 @@ describe("waitForHandoffChange", () => {
   }, 30_000);
 
   it("is woken by another process's write, through the ledger feed's one poll", async () => {
+    // SQLite's feed checks on a setInterval: faked there, and moved by its interval (PostgreSQL's is woken by NOTIFY).
+    const polled = !testsRunOnPostgresql();
+    if (polled) vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const { key, packetId } = await newThread("other-process");
     const waiting = waitForHandoffChange({ threadKey: key, after: 0, afterPacket: packetId, waitMs: 30_000 });
-    await expect.poll(() => waitRegistryStatus().waiters).toBe(1);
+    await until(() => waitRegistryStatus().waiters === 1);
     // Past its first read, so that only a wake can answer it.
     expect(await settledWithin(waiting, 150)).toBe("pending");
 
@@ -180,6 +196,10 @@ describe("waitForHandoffChange", () => {
       ],
     ]);
     await other.close();
+    if (polled) {
+      expect(await settledWithin(waiting, 100), "woken before the feed's check").toBe("pending");
+      vi.advanceTimersByTime(FEED_POLL_INTERVAL_MS);
+    }
 
     const outcome = await waiting;
     const latencyMs = performance.now() - started;
@@ -225,13 +245,21 @@ async function answeredWithin({ answer }: { answer: Promise<Response> }, since: 
 
 describe("the waiting read: re-checking who waits", () => {
   it("ends a token's wait with 401 within 5 s of the token's revocation, at the production interval", async () => {
+    // The re-check runs on setInterval (faked: the test moves it by the production interval; the reads stay real).
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const { key } = await newThread("revoked-token");
     const { token, summary } = await createApiToken("waiting-agent", ["packets:read"]);
-    const pending = await waiting(key, bearer(token));
-    const started = performance.now();
+    const pending = { answer: waitingRead(key, bearer(token)) };
+    await until(() => waitRegistryStatus().waiters === 1);
+    expect(await settledWithin(pending.answer, 100)).toBe("pending");
     await revokeApiToken(summary.id);
-    const response = await answeredWithin(pending, started);
-    console.log(`wait of a revoked token answered ${(performance.now() - started).toFixed(0)} ms after the revocation`);
+    vi.advanceTimersByTime(RECHECK_INTERVAL_MS - 1);
+    expect(await settledWithin(pending.answer, 100), "answered before the re-check").toBe("pending");
+    const started = performance.now();
+    vi.advanceTimersByTime(1);
+    // Within CUT_OFF_MS of the revocation: the interval, then the re-check's reads (real time).
+    expect(RECHECK_INTERVAL_MS).toBeLessThan(CUT_OFF_MS);
+    const response = await answeredWithin(pending, started - RECHECK_INTERVAL_MS);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
     const error = await errorOf(response);

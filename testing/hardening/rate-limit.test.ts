@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import * as threads from "@/app/api/v1/threads/route";
 import { createApiToken } from "../../lib/auth/tokens";
 import { startSession } from "../../lib/auth/sessions";
@@ -76,6 +76,12 @@ function watchedBody(text: string): { stream: ReadableStream<Uint8Array>; read: 
 
 describe("per-token rate limits on POST /api/v1/packets", () => {
   it("refuses the request past the burst with 429 and Retry-After, before it takes a ticket or reads its body; waiting Retry-After is enough", async () => {
+    // The limiter's clock is Date: faked (and still) for this test, so the bucket refills
+    // only when the test moves the clock, and waiting Retry-After costs no real time.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const token = await createWriteToken("limited");
     const other = await createWriteToken("neighbour");
 
@@ -108,10 +114,13 @@ describe("per-token rate limits on POST /api/v1/packets", () => {
     expect(neighbour.status).toBe(201);
     expect(neighbour.added.versions).toBe(1);
 
-    // Still refused until the time is up; then taken again.
+    // Still refused until the time is up (to the millisecond: nothing refilled while the clock stood); then taken again.
+    expect(retryAfter).toBe(Math.ceil(60 / PER_MINUTE));
     expect((await send(packetRequest(token, packet("still refused")))).status).toBe(429);
-    const refusedAt = performance.now();
-    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+    const refusedAt = Date.now();
+    vi.advanceTimersByTime(retryAfter * 1000 - 1);
+    expect((await send(packetRequest(token, packet("a millisecond early")))).status).toBe(429);
+    vi.advanceTimersByTime(1);
     const again = await send(packetRequest(token, packet("after retry-after")));
     expect(again.status, JSON.stringify(again.json)).toBe(201);
     expect(again.added.versions).toBe(1);
@@ -121,7 +130,7 @@ describe("per-token rate limits on POST /api/v1/packets", () => {
     recordFigure(SECTION, "Retry-After of the first 429 (s)", retryAfter, "whole seconds until a request is available, at least 1");
     recordFigure(SECTION, "stored by refused requests", refused.added.versions, "must be 0; no arrival ticket taken, body left unread");
     recordFigure(SECTION, "another token's request while the first was refused", neighbour.status, "buckets are per token");
-    recordFigure(SECTION, "waited before the next request was taken (ms)", Math.round(performance.now() - refusedAt), "the Retry-After given, in real time");
+    recordFigure(SECTION, "waited before the next request was taken (ms)", Date.now() - refusedAt, "the Retry-After given, on the limiter's clock (moved by the test)");
   });
 
   it("counts a batch as one request, whatever number of packets it carries", async () => {

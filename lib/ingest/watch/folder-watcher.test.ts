@@ -71,7 +71,11 @@ async function waitForVersions(file: string, count: number) {
   }, waitOptions);
 }
 
-/** Lets any event still on its way (write-finish delay) reach the queue, then drains it. */
+/**
+ * Lets any event still on its way (write-finish delay) reach the queue, then drains it.
+ * Real time on purpose: it is the window in which a second ingest would show; 600 ms is
+ * about three times chokidar's write-finish wait (200 ms stable, polled every 50 ms).
+ */
 async function settle() {
   await sleep(600);
   await watcher.idle();
@@ -154,7 +158,7 @@ describe("watchHandoffFolders", () => {
     const folder = path.join(root, "others");
     const ignored = ["other.json", "handoff.json.bak", "Handoff.JSON", "handoff.md"].map((name) => path.join(folder, name));
     for (const [index, file] of ignored.entries()) write(file, packet(`ignored-${index}`));
-    await sleep(300);
+    // Written after them: once it is in and settle() has passed, an ingested ignored file would show.
     const sentinel = path.join(folder, "handoff.json");
     write(sentinel, packet("sentinel"));
     await waitForVersions(sentinel, 1);
