@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { SETTLE_WAIT_MS, writeBackHandoff, type WriteBackOutcome } from "./write-back";
+import { parsesAsJson, SETTLE_WAIT_MS, writeBackHandoff, type WriteBackOutcome } from "./write-back";
 
 // Times Baton's synchronous stat-then-rename, to tell its one documented open window from a real loss.
 const batonRenames = vi.hoisted(() => ({ statted: 0n, windows: [] as { statted: bigint; renamed: bigint }[] }));
@@ -355,14 +355,5 @@ async function readSnapshot(target: string): Promise<string> {
     return buffer.subarray(0, bytesRead).toString("utf8");
   } finally {
     await handle.close();
-  }
-}
-
-function parsesAsJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
   }
 }

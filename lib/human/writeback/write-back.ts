@@ -142,7 +142,7 @@ async function rescueInPlaceEdit(
   const text = await readSettled(() => readAll(oldInode));
   if (holds(text)) return WRITTEN;
   // Never put unparseable bytes on disk ourselves; the caller still gets the text.
-  if (parses(text)) await writeBack(file, (current) => current === rendered, () => text);
+  if (parsesAsJson(text)) await writeBack(file, (current) => current === rendered, () => text);
   return agentChanged(text);
 }
 
@@ -156,14 +156,14 @@ const SETTLE_MS = 5;
 export const SETTLE_WAIT_MS = SETTLE_TRIES * SETTLE_MS;
 async function readSettled(read: () => Promise<string>): Promise<string> {
   let text = await read();
-  for (let tries = 0; tries < SETTLE_TRIES && !parses(text); tries++) {
+  for (let tries = 0; tries < SETTLE_TRIES && !parsesAsJson(text); tries++) {
     await sleep(SETTLE_MS);
     text = await read();
   }
   return text;
 }
 
-function parses(text: string): boolean {
+export function parsesAsJson(text: string): boolean {
   try {
     JSON.parse(text);
     return true;
