@@ -23,6 +23,8 @@ export interface FolderWatcher {
  */
 export function watchHandoffFolders(folders: string[], options: { rescanMs?: number } = {}): FolderWatcher {
   const queues = new Map<string, Promise<void>>();
+  let firstScanDone = false;
+  const failedBeforeFirstScan = new Set<string>();
   // What the periodic rescan has seen of each file (below).
   const seen = new Map<string, string>();
   const watcher: FSWatcher = watch(folders, {
@@ -44,8 +46,12 @@ export function watchHandoffFolders(folders: string[], options: { rescanMs?: num
         () => undefined,
         (error: unknown) => {
           console.error(`baton: watching ${file} failed:`, error instanceof Error ? error.message : error);
-          // A busy database stored nothing: forgetting the file makes the next rescan take it again.
-          if (error instanceof BatonError && error.code === "unavailable") seen.delete(file);
+          // A busy database stored nothing: forgetting the file makes the next rescan take it again
+          // (one that fails before the first scan is forgotten again after it, below).
+          if (error instanceof BatonError && error.code === "unavailable") {
+            seen.delete(file);
+            if (!firstScanDone) failedBeforeFirstScan.add(file);
+          }
         },
       );
     queues.set(file, next);
@@ -61,7 +67,15 @@ export function watchHandoffFolders(folders: string[], options: { rescanMs?: num
 
   // A periodic rescan catches what the watcher missed (a file written into a folder
   // created a moment before); re-reading known content is only a dedupe.
-  let rescanning: Promise<void> = ready.then(() => findChangedHandoffs(folders, seen).then(() => undefined));
+  // The first scan only records what is there (the watcher's initial events ingest it), so a
+  // file whose ingest already failed would be recorded as taken: forget it again.
+  let rescanning: Promise<void> = ready
+    .then(() => findChangedHandoffs(folders, seen))
+    .then(() => {
+      firstScanDone = true;
+      for (const file of failedBeforeFirstScan) seen.delete(file);
+      failedBeforeFirstScan.clear();
+    });
   const timer = setInterval(() => {
     rescanning = rescanning
       .then(() => findChangedHandoffs(folders, seen))
