@@ -374,18 +374,28 @@ test("a packet posted while the board is open appears without reload, and its co
   expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
 });
 
-test("the theme toggle switches to dark, and a reload keeps it", async ({ page }) => {
-  await page.goto("/");
+test("the theme follows the system by default; the toggle picks light or dark, and a reload keeps it", async ({ page }) => {
   const html = page.locator("html");
-  await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
-  await page.getByRole("button", { name: "Switch to the dark theme" }).click();
+  const canvas = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.goto("/");
+  const theme = page.getByRole("combobox", { name: "Theme" });
+  await expect(theme).toHaveValue("system");
+  await expect(html).not.toHaveClass(/(^|\s)(dark|light)(\s|$)/);
+  const systemDark = await canvas();
+  await theme.selectOption("light");
+  await expect(html).toHaveClass(/(^|\s)light(\s|$)/);
+  expect(await canvas()).not.toBe(systemDark);
+  await page.reload();
+  await expect(html).toHaveClass(/(^|\s)light(\s|$)/);
+  await expect(theme).toHaveValue("light");
+  await theme.selectOption("dark");
   await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
-  await expect(page.getByRole("button", { name: "Switch to the light theme" })).toBeVisible();
+  expect(await canvas()).toBe(systemDark);
   await page.reload();
   await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
-  await expect(page.getByRole("button", { name: "Switch to the light theme" })).toBeVisible();
-  await page.getByRole("button", { name: "Switch to the light theme" }).click();
-  await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
+  await theme.selectOption("system");
+  await expect(html).not.toHaveClass(/(^|\s)(dark|light)(\s|$)/);
   await page.reload();
-  await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
+  await expect(theme).toHaveValue("system");
 });

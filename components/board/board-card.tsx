@@ -27,7 +27,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
   const name = card.agent ? `${card.agent} (${card.key})` : card.key;
   // The link and the action buttons are siblings: buttons inside a link are neither valid nor usable.
   return (
-    <div className="rounded-lg bg-white shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-900 dark:ring-zinc-800">
+    <div className="rounded-lg bg-surface shadow-sm ring-1 ring-line">
       <ThreadLink
         ref={ref}
         threadKey={card.key}
@@ -37,17 +37,17 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
         data-thread-key={card.key}
         aria-label={visibleText(`${card.agent ?? card.key}: ${nextAction ?? "no next action"}`)}
         title={visibleText(card.column_reason)}
-        className="block rounded-lg p-3 outline-none hover:ring-1 hover:ring-zinc-400 focus-visible:ring-2 focus-visible:ring-sky-600 dark:hover:ring-zinc-600"
+        className="block rounded-lg p-3 outline-none hover:ring-1 hover:ring-zinc-400 focus-visible:ring-2 focus-visible:ring-focus dark:hover:ring-zinc-600"
       >
-        <div className="flex flex-wrap items-center gap-1.5 text-xs text-zinc-600 dark:text-zinc-400">
+        <div className="flex flex-wrap items-center gap-1.5 text-xs text-muted">
           <SeverityBadge severity={packet.highest_severity} />
-          <span className="font-semibold text-zinc-800 dark:text-zinc-200">{card.agent ? <AgentText text={card.agent} /> : "unknown agent"}</span>
+          <span className="font-semibold text-strong">{card.agent ? <AgentText text={card.agent} /> : "unknown agent"}</span>
           <AgentTextList className="truncate" items={where.length ? where : [card.key]} />
         </div>
         <p className="mt-1.5 text-base leading-snug font-semibold">
-          {nextAction ? <AgentText text={nextAction} /> : <span className="text-zinc-500 italic">No next action recorded</span>}
+          {nextAction ? <AgentText text={nextAction} /> : <span className="text-muted italic">No next action recorded</span>}
         </p>
-        <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
+        <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted">
           {counts.length ? (
             <span aria-label="Open risks by severity">
               {counts.map((severity) => `${packet.risk_counts[severity]} ${severity}`).join(", ")}
@@ -81,7 +81,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
           />
         </div>
       ) : packet.human.decision ? (
-        <p className="px-3 pb-2 text-xs text-zinc-600 dark:text-zinc-400">
+        <p className="px-3 pb-2 text-xs text-muted">
           {packet.human.decision.kind} by <AgentText text={packet.human.decision.by} />
         </p>
       ) : null}
@@ -90,8 +90,8 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
 });
 
 const VERDICT_STYLE = {
-  pass: "text-emerald-700 dark:text-emerald-400",
-  fail: "font-semibold text-red-700 dark:text-red-400",
+  pass: "text-success",
+  fail: "font-semibold text-danger",
   missing: "",
 } as const;
 

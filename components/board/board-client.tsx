@@ -111,7 +111,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     <div className="flex h-full min-h-0 flex-col gap-3">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
-        <p className="text-xs text-zinc-500" role="status" aria-live="polite">
+        <p className="text-xs text-muted" role="status" aria-live="polite">
           {board ? `${board.total} threads` : "loading"} · {describeLive(live)}
         </p>
       </div>

@@ -56,7 +56,7 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, focusReq
           {count}
         </CountPill>
       </h2>
-      <div ref={scrollRef} className="min-h-0 flex-1 overflow-y-auto px-2 pb-2" role="list" aria-label={`${title} cards`}>
+      <div ref={scrollRef} className="min-h-0 flex-1 overflow-y-auto px-2 pb-2" role={cards.length ? "list" : undefined} aria-label={cards.length ? `${title} cards` : undefined}>
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
           {virtualizer.getVirtualItems().map((item) => {
             const card = cards[item.index]!;
@@ -84,7 +84,7 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, focusReq
             );
           })}
         </div>
-        {cards.length === 0 ? <p className="px-1 py-4 text-center text-xs text-zinc-500">No cards</p> : null}
+        {cards.length === 0 ? <p className="px-1 py-4 text-center text-xs text-muted">No cards</p> : null}
       </div>
     </section>
   );
