@@ -6,10 +6,10 @@ import Link from "next/link";
  */
 export default function NotFound() {
   return (
-    <main className="flex flex-1 flex-col items-center justify-center gap-3 p-4">
+    <main id="main" className="flex flex-1 flex-col items-center justify-center gap-3 p-4">
       <h1 className="text-2xl font-bold">404</h1>
       <p>This page could not be found.</p>
-      <Link href="/" className="text-sky-700 underline dark:text-sky-400">
+      <Link href="/" className="text-link underline">
         Back to the board
       </Link>
     </main>

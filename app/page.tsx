@@ -1,3 +1,4 @@
+import type { Metadata } from "next";
 import { BoardClient } from "@/components/board/board-client";
 import { IngestErrors } from "@/components/shared/ingest-errors";
 import { loadBoard } from "@/lib/board/board";
@@ -7,6 +8,7 @@ import { requirePagePerson } from "@/lib/auth/page-person";
 import { abilitiesOf, roleSchema } from "@/lib/auth/roles";
 
 export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Board" };
 
 /**
  * The first paint carries a screenful of cards per column, not the whole board
@@ -25,15 +27,15 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
   const filters = parsed.success ? parsed.data : threadFiltersSchema.parse({});
   const [board, ingestErrors] = await Promise.all([loadBoard(filters, { cardsPerColumn: FIRST_PAINT_CARDS_PER_COLUMN }), listRecentEvents(["ingest_error"], 5)]);
   return (
-    <main className="flex min-h-0 flex-1 flex-col gap-3 p-4">
+    <main id="main" className="flex min-h-0 flex-1 flex-col gap-3 p-4">
       <h1 className="sr-only">Board</h1>
       {typeof denied === "string" && roleSchema.safeParse(denied).success ? (
-        <p role="alert" className="text-sm text-red-700 dark:text-red-400">
+        <p role="alert" className="text-sm text-danger">
           That page needs the {denied} role; you are {person.role}. Ask an admin.
         </p>
       ) : null}
       {parsed.success ? null : (
-        <p role="alert" className="text-sm text-red-700">
+        <p role="alert" className="text-sm text-danger">
           Some filters in the address were not understood and are ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}
         </p>
       )}

@@ -2,24 +2,35 @@
 
 import { useState } from "react";
 
-import { THEME_COOKIE, type Theme } from "@/lib/browser/theme";
+import { THEME_COOKIE, THEMES, type Theme } from "@/lib/browser/theme";
 
-/** Light or dark; the choice is a cookie, so the server renders the right theme with no flash and no inline script. */
+const LABELS: Record<Theme, string> = { system: "System theme", light: "Light theme", dark: "Dark theme" };
+
+/**
+ * System, light or dark; the choice is a cookie, so the server renders the right class with
+ * no flash and no inline script. "System" has no class: globals.css follows prefers-color-scheme.
+ */
 export function ThemeToggle({ initial }: { initial: Theme }) {
   const [theme, setTheme] = useState<Theme>(initial);
-  const next: Theme = theme === "dark" ? "light" : "dark";
   return (
-    <button
-      type="button"
-      onClick={() => {
-        document.documentElement.classList.toggle("dark", next === "dark");
-        document.cookie = `${THEME_COOKIE}=${next}; path=/; max-age=31536000; samesite=lax`;
+    <select
+      aria-label="Theme"
+      value={theme}
+      onChange={(event) => {
+        const next = event.target.value as Theme;
+        const root = document.documentElement.classList;
+        root.toggle("dark", next === "dark");
+        root.toggle("light", next === "light");
+        document.cookie = next === "system" ? `${THEME_COOKIE}=; path=/; max-age=0; samesite=lax` : `${THEME_COOKIE}=${next}; path=/; max-age=31536000; samesite=lax`;
         setTheme(next);
       }}
-      className="rounded-md px-2 py-1 text-sm ring-1 ring-zinc-300 hover:bg-zinc-100 focus-visible:outline-2 focus-visible:outline-sky-600 dark:ring-zinc-700 dark:hover:bg-zinc-800"
-      aria-label={`Switch to the ${next} theme`}
+      className="min-h-6 rounded-md bg-surface px-2 py-1 text-sm ring-1 ring-line-strong"
     >
-      {theme === "dark" ? "Light theme" : "Dark theme"}
-    </button>
+      {THEMES.map((choice) => (
+        <option key={choice} value={choice}>
+          {LABELS[choice]}
+        </option>
+      ))}
+    </select>
   );
 }

@@ -367,25 +367,35 @@ test("a packet posted while the board is open appears without reload, and its co
     packetFor(key, { agent, open_risks: [{ severity: "critical", detail: "posted while watching" }], next_action: `look at ${key} now` }),
   );
   await expect(card(page, key)).toBeVisible({ timeout: 5_000 });
-  await expect(card(page, key)).toHaveAttribute("aria-label", `${agent}: look at ${key} now`);
+  await expect(card(page, key)).toHaveAccessibleName(new RegExp(`${agent}.*look at ${key} now`));
   await expect(cardsIn(page, "Needs you").filter({ has: page.getByText(agent, { exact: true }) })).toHaveCount(1);
   await expect.poll(() => columnCount(page, "Needs you"), { timeout: 5_000 }).toBe(before + 1);
   // No reload happened: the page's first navigation is the only one.
   expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
 });
 
-test("the theme toggle switches to dark, and a reload keeps it", async ({ page }) => {
-  await page.goto("/");
+test("the theme follows the system by default; the toggle picks light or dark, and a reload keeps it", async ({ page }) => {
   const html = page.locator("html");
-  await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
-  await page.getByRole("button", { name: "Switch to the dark theme" }).click();
+  const canvas = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.goto("/");
+  const theme = page.getByRole("combobox", { name: "Theme" });
+  await expect(theme).toHaveValue("system");
+  await expect(html).not.toHaveClass(/(^|\s)(dark|light)(\s|$)/);
+  const systemDark = await canvas();
+  await theme.selectOption("light");
+  await expect(html).toHaveClass(/(^|\s)light(\s|$)/);
+  expect(await canvas()).not.toBe(systemDark);
+  await page.reload();
+  await expect(html).toHaveClass(/(^|\s)light(\s|$)/);
+  await expect(theme).toHaveValue("light");
+  await theme.selectOption("dark");
   await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
-  await expect(page.getByRole("button", { name: "Switch to the light theme" })).toBeVisible();
+  expect(await canvas()).toBe(systemDark);
   await page.reload();
   await expect(html).toHaveClass(/(^|\s)dark(\s|$)/);
-  await expect(page.getByRole("button", { name: "Switch to the light theme" })).toBeVisible();
-  await page.getByRole("button", { name: "Switch to the light theme" }).click();
-  await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
+  await theme.selectOption("system");
+  await expect(html).not.toHaveClass(/(^|\s)(dark|light)(\s|$)/);
   await page.reload();
-  await expect(html).not.toHaveClass(/(^|\s)dark(\s|$)/);
+  await expect(theme).toHaveValue("system");
 });

@@ -1,3 +1,4 @@
+import type { Metadata } from "next";
 import { LessonsFilter } from "@/components/lessons/lessons-filter";
 import { LessonsTable } from "@/components/lessons/lessons-table";
 import { requirePagePerson } from "@/lib/auth/page-person";
@@ -5,6 +6,7 @@ import { LESSON_WINDOW_DAYS } from "@/lib/views/lessons/dto";
 import { lessonsQuerySchema, listLessons } from "@/lib/views/lessons/queries";
 
 export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Lessons" };
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
@@ -17,9 +19,9 @@ export default async function LessonsPage({ searchParams }: { searchParams: Sear
   const { lessons, generated_at, truncated } = await listLessons(query);
   const filtered = Boolean(query.q);
   return (
-    <main className="mx-auto w-full max-w-6xl flex-1 space-y-4 overflow-y-auto p-4">
+    <main id="main" className="mx-auto w-full max-w-6xl flex-1 space-y-4 overflow-y-auto p-4">
       <h1 className="text-2xl font-bold">Recurring failures</h1>
-      <p className="max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
+      <p className="max-w-3xl text-sm text-muted">
         Failed attempts that more than one packet reported in the last {LESSON_WINDOW_DAYS} days, grouped by what was tried and why it
         failed (numbers, times, temporary paths and hashes aside), the most recently seen first. The same mistake made again is worth
         a rule: turn these into a rule for the agents, in their instructions or as a check, so the next session does not repeat it.
@@ -27,11 +29,11 @@ export default async function LessonsPage({ searchParams }: { searchParams: Sear
       </p>
       <LessonsFilter q={query.q ?? ""} />
       {parsed.success ? null : (
-        <p role="alert" className="text-sm text-red-700 dark:text-red-400">
+        <p role="alert" className="text-sm text-danger">
           The search was not understood and is ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}
         </p>
       )}
-      <p role="status" className="text-xs text-zinc-500">
+      <p role="status" className="text-xs text-muted">
         {lessons.length} {lessons.length === 1 ? "recurring failure" : "recurring failures"}
         {filtered ? ` matching “${query.q}”` : ""}
         {truncated ? " (the most recent shown; narrow the search for older ones)" : ""}
@@ -39,7 +41,7 @@ export default async function LessonsPage({ searchParams }: { searchParams: Sear
       {lessons.length ? (
         <LessonsTable lessons={lessons} now={Date.parse(generated_at)} />
       ) : (
-        <p className="rounded-lg bg-zinc-100 p-4 text-sm text-zinc-600 dark:bg-zinc-900 dark:text-zinc-400">
+        <p className="rounded-lg bg-zinc-100 p-4 text-sm text-muted dark:bg-zinc-900">
           {filtered ? "No recurring failure matches this search." : `No failed attempt has repeated in the last ${LESSON_WINDOW_DAYS} days.`}
         </p>
       )}

@@ -1,3 +1,4 @@
+import type { Metadata } from "next";
 import { RisksClient } from "@/components/risks/risks-client";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { abilitiesOf } from "@/lib/auth/roles";
@@ -5,6 +6,7 @@ import { riskFiltersSchema } from "@/lib/views/risks/filters";
 import { listRisks } from "@/lib/views/risks/queries";
 
 export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Risks" };
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
@@ -19,10 +21,10 @@ export default async function RisksPage({ searchParams }: { searchParams: Search
   const parsed = riskFiltersSchema.safeParse(raw);
   const list = await listRisks(parsed.success ? parsed.data : {});
   return (
-    <main className="mx-auto w-full max-w-5xl flex-1 space-y-4 overflow-y-auto p-4">
+    <main id="main" className="mx-auto w-full max-w-5xl flex-1 space-y-4 overflow-y-auto p-4">
       <h1 className="text-2xl font-bold">Risks</h1>
       {parsed.success ? null : (
-        <p role="alert" className="text-sm text-red-700 dark:text-red-400">
+        <p role="alert" className="text-sm text-danger">
           Some filters in the address were not understood and are ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}
         </p>
       )}

@@ -6,7 +6,7 @@ import { currentPagePerson, safeNextPath } from "@/lib/auth/page-person";
 import { hasAnyUser } from "@/lib/auth/users";
 
 export const dynamic = "force-dynamic";
-export const metadata: Metadata = { title: "Sign in · Baton" };
+export const metadata: Metadata = { title: "Sign in" };
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
@@ -22,7 +22,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Searc
   if (!(await hasAnyUser())) redirect("/setup");
   if (await currentPagePerson()) redirect(next);
   return (
-    <main className="flex min-h-0 flex-1 flex-col items-center overflow-auto p-4">
+    <main id="main" className="flex min-h-0 flex-1 flex-col items-center overflow-auto p-4">
       <div className={`mt-8 w-full max-w-sm ${PANEL_CLASS}`}>
         <h1 id="sign-in-heading" className="mb-4 text-lg font-semibold">
           Sign in to Baton

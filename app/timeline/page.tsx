@@ -1,8 +1,10 @@
+import type { Metadata } from "next";
 import { TimelineClient } from "@/components/timeline/timeline-client";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { loadTimeline, timelineQuerySchema } from "@/lib/views/timeline/queries";
 
 export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Timeline" };
 
 /** The first paint carries the lanes of a screen or two; the browser fetches the rest at once. */
 const FIRST_PAINT_LANES = 30;
@@ -18,10 +20,10 @@ export default async function TimelinePage({ searchParams }: { searchParams: Sea
   const query = parsed.success ? parsed.data : timelineQuerySchema.parse({});
   const timeline = await loadTimeline(query, { lanes: FIRST_PAINT_LANES });
   return (
-    <main className="flex min-h-0 flex-1 flex-col gap-3 overflow-y-auto p-4">
+    <main id="main" className="flex min-h-0 flex-1 flex-col gap-3 overflow-y-auto p-4">
       <h1 className="text-2xl font-bold">Timeline</h1>
       {parsed.success ? null : (
-        <p role="alert" className="text-sm text-red-700 dark:text-red-400">
+        <p role="alert" className="text-sm text-danger">
           Some filters in the address were not understood and are ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}
         </p>
       )}

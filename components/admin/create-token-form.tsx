@@ -69,7 +69,7 @@ export function CreateTokenForm() {
           <Input name="name" value={name} onChange={(event) => setName(event.target.value)} autoComplete="off" maxLength={100} className="max-w-sm" {...fieldAria(problem, "name", alertId)} />
         </Field>
         <fieldset {...fieldAria(problem, "scopes", alertId)}>
-          <legend className="mb-1 text-xs text-zinc-600 dark:text-zinc-400">Scopes</legend>
+          <legend className="mb-1 text-xs text-muted">Scopes</legend>
           <div className="flex flex-wrap gap-4">
             {TOKEN_SCOPES.map((scope) => (
               <Checkbox

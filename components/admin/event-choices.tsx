@@ -20,7 +20,7 @@ export function EventChoices({
 }) {
   return (
     <fieldset {...aria}>
-      <legend className="mb-1 text-xs text-zinc-600 dark:text-zinc-400">{legend}</legend>
+      <legend className="mb-1 text-xs text-muted">{legend}</legend>
       <div className="flex flex-col gap-1">
         {NOTIFICATION_EVENTS.map((event) => (
           <Checkbox
@@ -32,7 +32,7 @@ export function EventChoices({
             label={
               <>
                 <span>{NOTIFICATION_EVENT_INFO[event].label}</span>
-                <span className="font-mono text-xs text-zinc-500">{event}</span>
+                <span className="font-mono text-xs text-muted">{event}</span>
               </>
             }
           />

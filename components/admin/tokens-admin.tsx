@@ -57,12 +57,12 @@ export function TokensAdmin({ initialTokens }: { initialTokens: TokenSummary[] }
           {tokens.isError ? <Alert>The list could not be refreshed: {tokens.error.message}</Alert> : null}
         </div>
         {tokens.data.length === 0 ? (
-          <p className="text-sm text-zinc-600 dark:text-zinc-400">No tokens yet. Agents and scripts need one to send packets.</p>
+          <p className="text-sm text-muted">No tokens yet. Agents and scripts need one to send packets.</p>
         ) : (
           <div className="overflow-x-auto">
             <table className="w-full text-left text-sm">
               <caption className="sr-only">API tokens</caption>
-              <thead className="text-xs text-zinc-600 dark:text-zinc-400">
+              <thead className="text-xs text-muted">
                 <tr>
                   {["Name", "Token", "Scopes", "Created", "Last used", "Revoked"].map((heading) => (
                     <th key={heading} scope="col" className={HEAD}>
@@ -76,7 +76,7 @@ export function TokensAdmin({ initialTokens }: { initialTokens: TokenSummary[] }
               </thead>
               <tbody>
                 {tokens.data.map((token) => (
-                  <tr key={token.id} className="border-t border-zinc-200 dark:border-zinc-800">
+                  <tr key={token.id} className="border-t border-line">
                     <th scope="row" className={`${CELL} font-medium`}>
                       {token.name}
                     </th>

@@ -59,7 +59,7 @@ export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUse
         <div className="overflow-x-auto">
           <table className="w-full text-left text-sm">
             <caption className="sr-only">People who can sign in</caption>
-            <thead className="text-xs text-zinc-600 dark:text-zinc-400">
+            <thead className="text-xs text-muted">
               <tr>
                 <th scope="col" className="py-1 pr-4 font-medium">Username</th>
                 <th scope="col" className="py-1 pr-4 font-medium">Role</th>
@@ -74,10 +74,10 @@ export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUse
               {users.data.map((user) => {
                 const pending = pendingFor(user);
                 return (
-                  <tr key={user.id} className="border-t border-zinc-200 dark:border-zinc-800">
+                  <tr key={user.id} className="border-t border-line">
                     <th scope="row" className="py-1.5 pr-4 font-medium">
                       {user.username}
-                      {user.id === me.id ? <span className="ml-1 text-xs font-normal text-zinc-500 dark:text-zinc-400">(you)</span> : null}
+                      {user.id === me.id ? <span className="ml-1 text-xs font-normal text-muted">(you)</span> : null}
                     </th>
                     <td className="py-1.5 pr-4">
                       <Select
@@ -185,7 +185,7 @@ function AddPersonForm({ minPasswordLength }: { minPasswordLength: number }) {
             {add.isPending ? "Adding…" : "Add person"}
           </Button>
         </div>
-        <p id={hintId} className="text-xs text-zinc-500 dark:text-zinc-400">
+        <p id={hintId} className="text-xs text-muted">
           Passwords have at least {minPasswordLength} characters. Viewers see everything; operators also act on threads; admins also manage people and tokens.
         </p>
       </form>

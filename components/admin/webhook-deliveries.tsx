@@ -36,14 +36,14 @@ export function DeliveryLog({ webhook }: { webhook: WebhookDto }) {
       {log.isError ? (
         <Alert>{log.error.message}</Alert>
       ) : log.isPending ? (
-        <p className="text-sm text-zinc-600 dark:text-zinc-400">Loading…</p>
+        <p className="text-sm text-muted">Loading…</p>
       ) : rows.length === 0 ? (
-        <p className="text-sm text-zinc-600 dark:text-zinc-400">Nothing sent yet.</p>
+        <p className="text-sm text-muted">Nothing sent yet.</p>
       ) : (
         <div className="overflow-x-auto">
           <table className="w-full text-left text-sm">
             <caption className="sr-only">Deliveries of {webhook.name}, newest first</caption>
-            <thead className="text-xs text-zinc-600 dark:text-zinc-400">
+            <thead className="text-xs text-muted">
               <tr>
                 {COLUMNS.map((column) => (
                   <th key={column} scope="col" className={`${CELL} font-medium`}>
@@ -57,7 +57,7 @@ export function DeliveryLog({ webhook }: { webhook: WebhookDto }) {
             </thead>
             <tbody>
               {rows.map((delivery) => (
-                <tr key={delivery.id} className="border-t border-zinc-200 align-top dark:border-zinc-800">
+                <tr key={delivery.id} className="border-t border-line align-top">
                   <td className={`${CELL} whitespace-nowrap`}>
                     <Moment iso={delivery.created_at} />
                   </td>

@@ -15,7 +15,7 @@ import { Moment } from "@/components/ui/time";
 import { EventChoices, FORMAT_LABELS, WEBHOOK_LABELS, WEBHOOKS_KEY } from "./event-choices";
 import { DeliveryLog } from "./webhook-deliveries";
 
-const TERM = "text-zinc-600 dark:text-zinc-400";
+const TERM = "text-muted";
 
 /** One webhook: its settings, and buttons to edit its events, switch it on or off, delete it, and see its deliveries. */
 export function WebhookItem({ webhook }: { webhook: WebhookDto }) {
@@ -61,12 +61,12 @@ export function WebhookItem({ webhook }: { webhook: WebhookDto }) {
   }
 
   return (
-    <li aria-labelledby={`${id}-name`} className="rounded-md p-3 ring-1 ring-zinc-200 dark:ring-zinc-800">
+    <li aria-labelledby={`${id}-name`} className="rounded-md p-3 ring-1 ring-line">
       <div className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
         <h3 id={`${id}-name`} className="font-medium">
           {webhook.name}
         </h3>
-        <span className={webhook.enabled ? "text-sm text-emerald-700 dark:text-emerald-400" : "text-sm text-zinc-500"}>{webhook.enabled ? "On" : "Off"}</span>
+        <span className={webhook.enabled ? "text-sm text-success" : "text-sm text-muted"}>{webhook.enabled ? "On" : "Off"}</span>
         <span className={`text-sm ${TERM}`}>{FORMAT_LABELS[webhook.format]}</span>
       </div>
       <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-3 text-sm">

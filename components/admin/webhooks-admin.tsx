@@ -23,7 +23,7 @@ export function WebhooksAdmin({ initialWebhooks }: { initialWebhooks: WebhookDto
       <Panel headingId="webhooks-heading" title="Webhooks">
         {webhooks.isError ? <Alert className="mb-2">The list could not be refreshed: {webhooks.error.message}</Alert> : null}
         {webhooks.data.length === 0 ? (
-          <p className="text-sm text-zinc-600 dark:text-zinc-400">No webhooks yet. Add one to hear of questions, critical risks, failed verdicts and stale threads.</p>
+          <p className="text-sm text-muted">No webhooks yet. Add one to hear of questions, critical risks, failed verdicts and stale threads.</p>
         ) : (
           <ul className="flex flex-col gap-3">
             {webhooks.data.map((webhook) => (

@@ -12,7 +12,7 @@ export function SignOutButton() {
   return (
     <>
       {error ? (
-        <span role="alert" className="text-sm text-red-700 dark:text-red-400">
+        <span role="alert" className="text-sm text-danger">
           {error}
         </span>
       ) : null}

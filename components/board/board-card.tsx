@@ -8,6 +8,7 @@ import { visibleText } from "@/lib/contract/invisible";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { Age } from "@/components/ui/time";
 import { DecisionControls } from "@/components/human/decision-controls";
+import { cardReasons, flagReason } from "./card-reasons";
 
 interface BoardCardProps {
   card: BoardCardDto;
@@ -25,9 +26,13 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
   const where = [card.project, card.branch, card.topic].filter(Boolean);
   const nextAction = packet.next_action;
   const name = card.agent ? `${card.agent} (${card.key})` : card.key;
+  const reasons = card.column === "needs_you" ? cardReasons(card) : [];
+  // A verdict that is missing only for want of configuration is told once, above the board.
+  const flags = card.verdict_unconfigured ? packet.flags.filter((flag) => flag.code !== "verdict_missing") : packet.flags;
   // The link and the action buttons are siblings: buttons inside a link are neither valid nor usable.
+  // The link's name is its own text (an aria-label that says less than the text fails WCAG 2.5.3).
   return (
-    <div className="rounded-lg bg-white shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-900 dark:ring-zinc-800">
+    <div className="relative rounded-lg bg-surface shadow-sm ring-1 ring-line focus-within:ring-2 focus-within:ring-focus hover:ring-line-strong">
       <ThreadLink
         ref={ref}
         threadKey={card.key}
@@ -35,19 +40,30 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
         onFocus={onFocus}
         data-testid="board-card"
         data-thread-key={card.key}
-        aria-label={visibleText(`${card.agent ?? card.key}: ${nextAction ?? "no next action"}`)}
         title={visibleText(card.column_reason)}
-        className="block rounded-lg p-3 outline-none hover:ring-1 hover:ring-zinc-400 focus-visible:ring-2 focus-visible:ring-sky-600 dark:hover:ring-zinc-600"
+        className="block rounded-lg p-3 outline-none"
       >
-        <div className="flex flex-wrap items-center gap-1.5 text-xs text-zinc-600 dark:text-zinc-400">
+        <div className="flex flex-wrap items-center gap-1.5 text-xs text-muted">
           <SeverityBadge severity={packet.highest_severity} />
-          <span className="font-semibold text-zinc-800 dark:text-zinc-200">{card.agent ? <AgentText text={card.agent} /> : "unknown agent"}</span>
-          <AgentTextList className="truncate" items={where.length ? where : [card.key]} />
+          <span className="font-semibold text-strong">{card.agent ? <AgentText text={card.agent} /> : "unknown agent"}</span>
+          <AgentTextList className="min-w-0 truncate" items={where.length ? where : [card.key]} />
+          <span className="ml-auto">
+            <Age iso={packet.received_at} now={now} />
+          </span>
         </div>
         <p className="mt-1.5 text-base leading-snug font-semibold">
-          {nextAction ? <AgentText text={nextAction} /> : <span className="text-zinc-500 italic">No next action recorded</span>}
+          {nextAction ? <AgentText text={nextAction} /> : <span className="text-muted italic">No next action recorded</span>}
         </p>
-        <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
+        {reasons.length ? (
+          <ul aria-label="Needs you because" className="mt-2 flex flex-wrap gap-1">
+            {reasons.map((reason) => (
+              <li key={reason.code} title={reason.detail ? visibleText(reason.detail) : undefined} className="rounded-full bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-950 dark:bg-amber-950 dark:text-amber-100">
+                {reason.text}
+              </li>
+            ))}
+          </ul>
+        ) : null}
+        <div className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted">
           {counts.length ? (
             <span aria-label="Open risks by severity">
               {counts.map((severity) => `${packet.risk_counts[severity]} ${severity}`).join(", ")}
@@ -55,15 +71,13 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
           ) : (
             <span>no open risks</span>
           )}
-          {packet.human.unanswered_questions ? <span>{packet.human.unanswered_questions} question(s) unanswered</span> : null}
-          <VerdictLabel state={card.verdict.state} reasons={card.verdict.reasons} />
-          <Age iso={packet.received_at} now={now} />
+          <VerdictLabel state={card.verdict.state} reasons={card.verdict_unconfigured ? ["no workspace root is configured: see the notice above the board"] : card.verdict.reasons} />
         </div>
-        {packet.flags.length ? (
-          <ul className="mt-2 space-y-0.5 text-xs break-words" aria-label="Flags">
-            {packet.flags.map((flag) => (
-              <li key={flag.code}>
-                <span className="font-semibold">{FLAG_TITLES[flag.code]}:</span> <AgentText text={flag.reason} />
+        {flags.length ? (
+          <ul className="mt-2 space-y-0.5 text-xs break-words text-muted" aria-label="Flags">
+            {flags.map((flag) => (
+              <li key={flag.code} className="line-clamp-3">
+                <span className="font-semibold text-strong">{FLAG_TITLES[flag.code]}:</span> <AgentText text={flagReason(flag.code, flag.reason)} />
               </li>
             ))}
           </ul>
@@ -81,7 +95,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
           />
         </div>
       ) : packet.human.decision ? (
-        <p className="px-3 pb-2 text-xs text-zinc-600 dark:text-zinc-400">
+        <p className="px-3 pb-2 text-xs text-muted">
           {packet.human.decision.kind} by <AgentText text={packet.human.decision.by} />
         </p>
       ) : null}
@@ -90,14 +104,14 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
 });
 
 const VERDICT_STYLE = {
-  pass: "text-emerald-700 dark:text-emerald-400",
-  fail: "font-semibold text-red-700 dark:text-red-400",
+  pass: "text-success",
+  fail: "font-semibold text-danger",
   missing: "",
 } as const;
 
 function VerdictLabel({ state, reasons }: { state: "pass" | "fail" | "missing"; reasons: string[] }) {
   return (
-    <span className={VERDICT_STYLE[state]} title={reasons.join("; ")}>
+    <span className={VERDICT_STYLE[state]} title={visibleText(reasons.join("; "))}>
       verdict: {state}
     </span>
   );

@@ -11,7 +11,9 @@ import { boardDto, type BoardDto } from "@/lib/board/dto";
 import { Alert } from "@/components/ui/alert";
 import { BoardColumn } from "./board-column";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
+import { plural } from "./card-reasons";
 import { EmptyBoard } from "./empty-board";
+import { SetupNotice } from "./setup-notice";
 
 interface Position {
   column: number;
@@ -111,11 +113,12 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     <div className="flex h-full min-h-0 flex-col gap-3">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
-        <p className="text-xs text-zinc-500" role="status" aria-live="polite">
-          {board ? `${board.total} threads` : "loading"} · {describeLive(live)}
+        <p className="text-xs text-muted" role="status" aria-live="polite">
+          {board ? plural(board.total, "thread") : "loading"} · {describeLive(live)}
         </p>
       </div>
       {error ? <Alert>{error.message}</Alert> : null}
+      {columns.some((column) => column.cards.some((card) => card.verdict_unconfigured)) ? <SetupNotice /> : null}
       {board && board.total === 0 && !search ? (
         <EmptyBoard />
       ) : (

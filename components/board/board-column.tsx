@@ -48,13 +48,27 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, focusReq
   }, [focusRequest]);
 
   const headingId = `column-${id}`;
+  const countPill = (
+    <CountPill className="px-2 text-xs" label={`${count} ${count === 1 ? "card" : "cards"}`}>
+      {count}
+    </CountPill>
+  );
+  if (cards.length === 0) {
+    // An empty column is a narrow rail with its name and count: the width goes to the columns with cards.
+    return (
+      <section aria-labelledby={headingId} className="flex w-10 flex-none flex-col items-center gap-2 rounded-xl bg-sunken/60 py-3" data-column={id} data-empty="true">
+        {countPill}
+        <h2 id={headingId} className="text-xs font-semibold whitespace-nowrap text-muted [writing-mode:vertical-rl]">
+          {title}
+        </h2>
+      </section>
+    );
+  }
   return (
-    <section aria-labelledby={headingId} className="flex min-h-0 min-w-56 flex-1 basis-0 flex-col rounded-xl bg-zinc-100 dark:bg-zinc-900/50" data-column={id}>
+    <section aria-labelledby={headingId} className="flex min-h-0 min-w-64 flex-1 basis-0 flex-col rounded-xl bg-sunken/60" data-column={id}>
       <h2 id={headingId} className="flex items-baseline justify-between px-3 pt-3 pb-2 text-sm font-semibold">
         <span>{title}</span>
-        <CountPill className="px-2 text-xs" label={`${count} ${count === 1 ? "card" : "cards"}`}>
-          {count}
-        </CountPill>
+        {countPill}
       </h2>
       <div ref={scrollRef} className="min-h-0 flex-1 overflow-y-auto px-2 pb-2" role="list" aria-label={`${title} cards`}>
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
@@ -84,7 +98,6 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, focusReq
             );
           })}
         </div>
-        {cards.length === 0 ? <p className="px-1 py-4 text-center text-xs text-zinc-500">No cards</p> : null}
       </div>
     </section>
   );

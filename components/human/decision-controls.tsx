@@ -69,7 +69,7 @@ export function DecisionControls({ threadKey, packetId, revision, decision, name
     <div className="space-y-1.5" onClick={(event) => event.stopPropagation()}>
       <div className="flex flex-wrap items-center gap-2">
         {decision ? (
-          <span className="text-xs text-zinc-600 dark:text-zinc-400">
+          <span className="text-xs text-muted">
             {decision.kind} by <AgentText text={decision.by} />
           </span>
         ) : null}

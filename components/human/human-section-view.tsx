@@ -5,7 +5,7 @@ import { Moment } from "@/components/ui/time";
 
 /** What people decided, answered and asked on the active packet: the `human` section the next session reads. */
 export function HumanSectionView({ human }: { human: HumanSection }) {
-  if (human.revision === 0) return <p className="text-sm text-zinc-500">No one has acted on this packet yet.</p>;
+  if (human.revision === 0) return <p className="text-sm text-muted">No one has acted on this packet yet.</p>;
   return (
     <div className="space-y-2 text-sm">
       {human.decision ? (
@@ -26,7 +26,7 @@ export function HumanSectionView({ human }: { human: HumanSection }) {
               <li key={question.id}>
                 {question.blocking ? <Badge className="mr-1 bg-amber-700 text-white">blocking</Badge> : null}
                 <AgentText className="whitespace-pre-wrap" text={question.text} multiline />{" "}
-                <span className="text-xs text-zinc-500">
+                <span className="text-xs text-muted">
                   (<AgentText text={question.by} />, <Moment iso={question.at} />)
                 </span>
               </li>
@@ -34,7 +34,7 @@ export function HumanSectionView({ human }: { human: HumanSection }) {
           </ul>
         </div>
       ) : null}
-      <p className="text-xs text-zinc-500">Revision {human.revision}, updated {human.updated_at ? <Moment iso={human.updated_at} /> : "never"}.</p>
+      <p className="text-xs text-muted">Revision {human.revision}, updated {human.updated_at ? <Moment iso={human.updated_at} /> : "never"}.</p>
     </div>
   );
 }

@@ -105,7 +105,7 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
 
   const sendName = threads > 1 ? `Send to ${threads} threads` : "Send";
   return (
-    <article
+    <div
       ref={(element) => {
         articleElement.current = element;
         articleRef(element);
@@ -118,11 +118,11 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
       data-group-key={group.key}
       onFocus={onFocusGroup}
       onKeyDown={onArticleKeyDown}
-      className={`rounded-lg border-l-4 bg-white p-4 shadow-sm ring-1 ring-zinc-200 outline-none focus-visible:ring-2 focus-visible:ring-sky-600 dark:bg-zinc-900 dark:ring-zinc-800 ${
+      className={`rounded-lg border-l-4 bg-surface p-4 shadow-sm ring-1 ring-line outline-none focus-visible:ring-2 focus-visible:ring-focus ${
         current ? "border-sky-500" : "border-transparent"
       }`}
     >
-      <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
+      <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted">
         {group.blocking ? <Badge className="bg-red-100 font-semibold text-red-800 uppercase dark:bg-red-950 dark:text-red-200">Blocking</Badge> : null}
         <span>asked by {plural(threads, "thread")}</span>
         <Age iso={group.asked_at} now={now} />
@@ -133,14 +133,14 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
       <ul className="mt-2 space-y-1 text-sm" aria-label="Threads asking">
         {group.items.map((item) => (
           <li key={`${item.thread_key}\u0000${item.question_id}`} className="break-words">
-            <ThreadLink threadKey={item.thread_key} className="font-mono text-sky-700 underline dark:text-sky-400">
+            <ThreadLink threadKey={item.thread_key} className="font-mono text-link underline">
               <AgentText text={item.thread_key} />
             </ThreadLink>{" "}
-            <span className="text-zinc-600 dark:text-zinc-400">
+            <span className="text-muted">
               · {item.agent ? <AgentText text={item.agent} /> : "unknown agent"}
             </span>
             {threads > 1 ? (
-              <span className="text-xs text-zinc-500">
+              <span className="text-xs text-muted">
                 {" "}
                 · <Age iso={item.asked_at} now={now} />
               </span>
@@ -186,15 +186,15 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
             <Button type="submit" variant="primary" aria-label={sendName} disabled={pending || !draft.trim()}>
               {sendName}
             </Button>
-            <span className="text-xs text-zinc-500">{pending ? "Sending…" : "Ctrl+Enter sends · Esc goes back to the list"}</span>
+            <span className="text-xs text-muted">{pending ? "Sending…" : "Ctrl+Enter sends · Esc goes back to the list"}</span>
           </div>
           {alert ? <Alert>{alert}</Alert> : null}
         </form>
       ) : group.options.length ? (
-        <p className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
+        <p className="mt-2 text-sm text-muted">
           Offered answers: <AgentText text={group.options.join(" · ")} />
         </p>
       ) : null}
-    </article>
+    </div>
   );
 }

@@ -68,7 +68,7 @@ export function QuestionsInbox({ initialInbox, loadedAt, canAnswer }: { initialI
 
   return (
     <div className="space-y-3">
-      <div className="flex flex-wrap items-center justify-between gap-3 text-xs text-zinc-500">
+      <div className="flex flex-wrap items-center justify-between gap-3 text-xs text-muted">
         <p>
           Blocking first, then oldest.
           {canAnswer ? " j/k to move, Enter to answer, Ctrl+Enter to send, Esc to go back." : " j/k to move."}

@@ -12,7 +12,7 @@ import type { RiskState } from "@/lib/views/risks/triage-state";
 
 const STATE_STYLES: Record<RiskState, string> = {
   regressed: "bg-red-700 font-bold text-white uppercase tracking-wide",
-  open: "bg-white text-zinc-800 ring-1 ring-zinc-300 dark:bg-zinc-900 dark:text-zinc-200 dark:ring-zinc-700",
+  open: "bg-surface text-strong ring-1 ring-zinc-300 dark:ring-zinc-700",
   acknowledged: "bg-emerald-100 text-emerald-900 dark:bg-emerald-950 dark:text-emerald-200",
   snoozed: "bg-violet-100 text-violet-900 dark:bg-violet-950 dark:text-violet-200",
   resolved: "bg-zinc-200 text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300",
@@ -54,7 +54,7 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
   const id = useId();
   const detailId = `${id}-detail`;
   return (
-    <article
+    <div
       ref={rowRef}
       role="listitem"
       tabIndex={current ? 0 : -1}
@@ -64,9 +64,9 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
       data-fingerprint={group.fingerprint}
       data-selected={selected ? "true" : undefined}
       onFocus={onFocusRow}
-      className={`flex gap-3 rounded-lg border-l-4 p-3 shadow-sm ring-1 outline-none focus-visible:ring-2 focus-visible:ring-sky-600 ${
-        group.regressed ? "ring-red-300 dark:ring-red-900" : "ring-zinc-200 dark:ring-zinc-800"
-      } ${selected ? "bg-sky-50 dark:bg-sky-950" : "bg-white dark:bg-zinc-900"} ${current ? "border-sky-500" : "border-transparent"}`}
+      className={`flex gap-3 rounded-lg border-l-4 p-3 shadow-sm ring-1 outline-none focus-visible:ring-2 focus-visible:ring-focus ${
+        group.regressed ? "ring-red-300 dark:ring-red-900" : "ring-line"
+      } ${selected ? "bg-sky-50 dark:bg-sky-950" : "bg-surface"} ${current ? "border-sky-500" : "border-transparent"}`}
     >
       {canAct ? (
         <input
@@ -91,14 +91,14 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
         <ul className="mt-1 space-y-0.5 text-sm" aria-label="Threads carrying it">
           {group.threads.map((thread) => (
             <li key={thread.thread_key} className="flex flex-wrap items-center gap-x-2 break-words">
-              <ThreadLink threadKey={thread.thread_key} className="font-mono text-sky-700 underline dark:text-sky-400">
+              <ThreadLink threadKey={thread.thread_key} className="font-mono text-link underline">
                 <AgentText text={thread.thread_key} />
               </ThreadLink>
-              <span className="text-zinc-600 dark:text-zinc-400">· {thread.agent ? <AgentText text={thread.agent} /> : "unknown agent"}</span>
-              {thread.severity !== group.severity ? <span className="text-xs text-zinc-500">· {thread.severity}</span> : null}
+              <span className="text-muted">· {thread.agent ? <AgentText text={thread.agent} /> : "unknown agent"}</span>
+              {thread.severity !== group.severity ? <span className="text-xs text-muted">· {thread.severity}</span> : null}
               {group.threads.length > 1 || thread.state !== "open" ? <StateBadge state={thread.state} /> : null}
               {thread.triage ? (
-                <span className="text-xs text-zinc-500">
+                <span className="text-xs text-muted">
                   by {thread.triage.by}
                   {thread.triage.state === "snoozed" ? (
                     thread.triage.snoozed_until ? (
@@ -115,13 +115,13 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
             </li>
           ))}
         </ul>
-        <p className="mt-1 flex flex-wrap gap-x-3 text-xs text-zinc-600 dark:text-zinc-400">
+        <p className="mt-1 flex flex-wrap gap-x-3 text-xs text-muted">
           <Seen label="first seen" at={group.first_seen} now={now} />
           <Seen label="last seen" at={group.last_seen} now={now} />
           <span>{plural(group.occurrences, "occurrence")}</span>
           <span>{plural(group.threads.length, "thread")}</span>
         </p>
       </div>
-    </article>
+    </div>
   );
 }

@@ -35,8 +35,8 @@ export function sectionsOf(groups: RiskGroupDto[]): Section[] {
 export function RiskSections({ sections, row }: { sections: Section[]; row: (group: RiskGroupDto) => React.ReactNode }) {
   return sections.map((section) => (
     <section key={section.id} aria-labelledby={`risks-${section.id}`} className="space-y-2">
-      <h2 id={`risks-${section.id}`} className={`text-lg font-semibold ${section.id === "regressed" ? "text-red-700 dark:text-red-400" : ""}`}>
-        {section.title} <span className="text-sm font-normal text-zinc-500">({section.groups.length})</span>
+      <h2 id={`risks-${section.id}`} className={`text-lg font-semibold ${section.id === "regressed" ? "text-danger" : ""}`}>
+        {section.title} <span className="text-sm font-normal text-muted">({section.groups.length})</span>
       </h2>
       <div role="list" aria-label={section.label} className="space-y-2">
         {section.groups.map(row)}

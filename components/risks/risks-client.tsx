@@ -107,12 +107,12 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
     <div className="space-y-3">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <RiskFilters search={search} onChange={setFilters} />
-        <p className="text-xs text-zinc-500">
+        <p className="text-xs text-muted">
           {list ? `${risksWord(ordered.length)} · ` : "loading · "}
           {describeLive(live)}
         </p>
       </div>
-      <p className="text-xs text-zinc-500">
+      <p className="text-xs text-muted">
         Regressed first, then by severity. j/k to move{canAct ? ", x or Space to select, a to acknowledge, r to resolve, s to snooze, Esc to clear the selection." : "."}
       </p>
       <p role="status" aria-live="polite" className="sr-only">
@@ -165,7 +165,7 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
         </div>
       )}
       {list && list.hidden > 0 && list.view === "open" ? (
-        <p className="text-sm text-zinc-600 dark:text-zinc-400">
+        <p className="text-sm text-muted">
           {risksWord(list.hidden)} resolved or snoozed not shown.{" "}
           <Button
             variant="link"

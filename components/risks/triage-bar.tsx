@@ -40,7 +40,7 @@ export function TriageBar({ canAct, selected, hasCurrent, count, pending, snoozi
           Clear selection
         </Button>
       ) : null}
-      {pending ? <span className="text-xs text-zinc-500">Saving…</span> : null}
+      {pending ? <span className="text-xs text-muted">Saving…</span> : null}
     </div>
   );
 }

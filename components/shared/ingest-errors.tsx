@@ -15,7 +15,7 @@ export function IngestErrors({ events }: { events: LedgerEventDto[] }) {
           <li key={event.seq}>
             <AgentText className="font-mono" text={String(event.data.source_path ?? "unknown file")} />:{" "}
             <AgentText text={String(event.data.message ?? event.data.code ?? "invalid")} />{" "}
-            <span className="text-zinc-500">
+            <span className="text-muted">
               (<Moment iso={event.at} />)
             </span>
           </li>

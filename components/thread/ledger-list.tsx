@@ -11,12 +11,12 @@ export function LedgerList({ events }: { events: LedgerEventDto[] }) {
       <ol className="space-y-1 text-sm">
         {events.map((event) => (
           <li key={event.seq} className="flex flex-wrap gap-2">
-            <Moment iso={event.at} className="font-mono text-xs text-zinc-500" />
+            <Moment iso={event.at} className="font-mono text-xs text-muted" />
             <AgentText text={describeLedgerEvent(event)} />
-            <span className="text-xs text-zinc-500">
+            <span className="text-xs text-muted">
               by <AgentText text={event.actor} />
             </span>
-            {event.packet_id ? <code className="text-xs text-zinc-500">{event.packet_id}</code> : null}
+            {event.packet_id ? <code className="text-xs text-muted">{event.packet_id}</code> : null}
           </li>
         ))}
       </ol>

@@ -26,13 +26,13 @@ export function PacketSections({
             <p className="text-xl font-semibold whitespace-pre-wrap">
               <AgentText text={packet.next_action.text} multiline />
             </p>
-            {packet.next_action.command ? <pre className="mt-2 overflow-x-auto rounded bg-zinc-100 p-2 text-sm dark:bg-zinc-800">
+            {packet.next_action.command ? <pre tabIndex={0} className="mt-2 overflow-x-auto rounded bg-sunken p-2 text-sm">
                 <AgentText text={packet.next_action.command} multiline />
               </pre> : null}
-            {packet.next_action.owner ? <p className="mt-1 text-sm text-zinc-500">owner: <AgentText text={packet.next_action.owner} /></p> : null}
+            {packet.next_action.owner ? <p className="mt-1 text-sm text-muted">owner: <AgentText text={packet.next_action.owner} /></p> : null}
           </>
         ) : (
-          <p className="text-zinc-500 italic">No next action recorded.</p>
+          <p className="text-muted italic">No next action recorded.</p>
         )}
       </Panel>
       <Panel headingId="flags" title="Flags">
@@ -40,16 +40,16 @@ export function PacketSections({
           <ul className="space-y-1 text-sm">
             {flags.map((flag) => (
               <li key={flag.code}>
-                <span className="font-semibold">{FLAG_TITLES[flag.code]}</span> <code className="text-xs text-zinc-500">{flag.code}</code>: <AgentText text={flag.reason} />
+                <span className="font-semibold">{FLAG_TITLES[flag.code]}</span> <code className="text-xs text-muted">{flag.code}</code>: <AgentText text={flag.reason} />
               </li>
             ))}
           </ul>
         ) : (
-          <p className="text-sm text-zinc-500">None: a clean handoff.</p>
+          <p className="text-sm text-muted">None: a clean handoff.</p>
         )}
       </Panel>
       <Panel headingId="summary" title="Summary">
-        <p className="whitespace-pre-wrap">{packet.summary ? <AgentText text={packet.summary} multiline /> : <span className="text-zinc-500 italic">No summary.</span>}</p>
+        <p className="whitespace-pre-wrap">{packet.summary ? <AgentText text={packet.summary} multiline /> : <span className="text-muted italic">No summary.</span>}</p>
         <dl className="mt-3 grid grid-cols-[auto_1fr] gap-x-3 gap-y-0.5 text-sm">
           {([
             ["Agent", packet.agent ? <AgentTextList items={[packet.agent.name, packet.agent.kind, packet.agent.model]} /> : null],
@@ -63,7 +63,7 @@ export function PacketSections({
           ] as const).map(([label, value]) =>
             value ? (
               <div key={label} className="contents">
-                <dt className="text-zinc-500">{label}</dt>
+                <dt className="text-muted">{label}</dt>
                 <dd className="break-all">{typeof value === "string" ? <AgentText text={value} /> : value}</dd>
               </div>
             ) : null,
@@ -79,13 +79,13 @@ export function PacketSections({
                 <span>
                   <AgentText text={risk.detail} multiline />
                   {risk.severity_raw && risk.severity_raw.toLowerCase() !== risk.severity ? (
-                    <span className="text-zinc-500">
+                    <span className="text-muted">
                       {" "}
                       (said “<AgentText text={risk.severity_raw} />”)
                     </span>
                   ) : null}
                   {risk.mitigation ? (
-                    <span className="block text-zinc-500">
+                    <span className="block text-muted">
                       mitigation: <AgentText text={risk.mitigation} multiline />
                     </span>
                   ) : null}
@@ -94,7 +94,7 @@ export function PacketSections({
             ))}
           </ul>
         ) : (
-          <p className="text-sm text-zinc-500">No open risks.</p>
+          <p className="text-sm text-muted">No open risks.</p>
         )}
       </Panel>
       {packet.questions_for_human?.length ? (
@@ -104,9 +104,9 @@ export function PacketSections({
               <li key={question.id}>
                 {question.blocking ? <span className="mr-1 rounded bg-red-700 px-1 text-xs text-white">blocking</span> : null}
                 <AgentText text={question.question} multiline />
-                {question.context ? <AgentText className="block text-zinc-500" text={question.context} multiline /> : null}
+                {question.context ? <AgentText className="block text-muted" text={question.context} multiline /> : null}
                 {question.options?.length ? (
-                  <span className="block text-zinc-500">
+                  <span className="block text-muted">
                     options: <AgentTextList items={question.options} separator=" / " />
                   </span>
                 ) : null}
@@ -122,13 +122,13 @@ export function PacketSections({
             <li key={file.path}>
               <AgentText text={file.path} />
               {file.change ? (
-                <span className="text-zinc-500">
+                <span className="text-muted">
                   {" "}
                   <AgentText text={file.change} />
                 </span>
               ) : null}
               {file.additions !== undefined || file.deletions !== undefined ? (
-                <span className="text-zinc-500"> +{file.additions ?? 0} −{file.deletions ?? 0}</span>
+                <span className="text-muted"> +{file.additions ?? 0} −{file.deletions ?? 0}</span>
               ) : null}
             </li>
           ))}
@@ -138,8 +138,8 @@ export function PacketSections({
         <ul className="space-y-0.5 font-mono text-sm">
           {(packet.commands_run ?? []).map((command, index) => (
             <li key={index}>
-              <AgentText className={command.exit_code ? "text-red-700 dark:text-red-400" : undefined} text={command.command} />
-              {command.exit_code !== undefined ? <span className="text-zinc-500"> → exit {command.exit_code ?? "none"}</span> : null}
+              <AgentText className={command.exit_code ? "text-danger" : undefined} text={command.command} />
+              {command.exit_code !== undefined ? <span className="text-muted"> → exit {command.exit_code ?? "none"}</span> : null}
             </li>
           ))}
         </ul>
@@ -150,12 +150,12 @@ export function PacketSections({
             {packet.failed_attempts.map((attempt, index) => (
               <li key={index}>
                 <AgentText className="font-mono" text={attempt.attempt} />
-                {attempt.reason ? <AgentText className="block text-zinc-500" text={attempt.reason} multiline /> : null}
+                {attempt.reason ? <AgentText className="block text-muted" text={attempt.reason} multiline /> : null}
               </li>
             ))}
           </ul>
         ) : (
-          <p className="text-sm text-zinc-500">None recorded.</p>
+          <p className="text-sm text-muted">None recorded.</p>
         )}
       </Panel>
       {packet.clean_state?.length ? (

@@ -31,7 +31,7 @@ export function VerdictSection({ reading }: { reading: VerdictReadingDto }) {
 
 function PointerReading({ pointer }: { pointer: VerdictPointerReadingDto }) {
   const label = (
-    <span className="text-xs text-zinc-500">
+    <span className="text-xs text-muted">
       {pointer.kind} ·{" "}
       <code>
         <AgentText text={pointer.ref} />
@@ -42,7 +42,7 @@ function PointerReading({ pointer }: { pointer: VerdictPointerReadingDto }) {
     return (
       <p>
         {label}{" "}
-        <a href={pointer.url} rel="noopener noreferrer nofollow" target="_blank" className="text-sky-700 underline dark:text-sky-400">
+        <a href={pointer.url} rel="noopener noreferrer nofollow" target="_blank" className="text-link underline">
           open the report
         </a>
       </p>
@@ -82,7 +82,7 @@ function Verification({ report }: { report: VerificationReportDto }) {
         Verification {report.passed ? "passed" : "did not pass"}
         {coverage ? <span className="font-normal"> · coverage {coverage}</span> : null}
         {report.head_commit ? (
-          <span className="font-normal text-zinc-500">
+          <span className="font-normal text-muted">
             {" "}
             · at <AgentText text={report.head_commit} />
           </span>
@@ -132,14 +132,14 @@ function Review({ report }: { report: ReviewReportDto }) {
                 <AgentText text={dimension.name} />
               </td>
               <td className="pr-3">{dimension.score}/2</td>
-              <td className="text-zinc-600 dark:text-zinc-400">
+              <td className="text-muted">
                 <AgentText text={dimension.note} multiline />
               </td>
             </tr>
           ))}
         </tbody>
       </table>
-      {report.missing_dimensions.length ? <p className="text-xs text-zinc-500">not scored: <AgentText text={report.missing_dimensions.join(", ")} /></p> : null}
+      {report.missing_dimensions.length ? <p className="text-xs text-muted">not scored: <AgentText text={report.missing_dimensions.join(", ")} /></p> : null}
     </div>
   );
 }

@@ -29,8 +29,8 @@ export function VersionHistory({ thread, from, to, diff }: VersionHistoryProps) 
           <li key={version.id} className="flex flex-wrap items-center gap-2">
             <span className="font-mono text-xs">v{thread.versions.length - index}</span>
             <SeverityBadge severity={version.highest_severity} />
-            <span>{version.next_action ? <AgentText text={version.next_action} /> : <em className="text-zinc-500">no next action</em>}</span>
-            <span className="text-xs text-zinc-500">
+            <span>{version.next_action ? <AgentText text={version.next_action} /> : <em className="text-muted">no next action</em>}</span>
+            <span className="text-xs text-muted">
               {version.source} · <Moment iso={version.received_at} />
               {version.active ? " · active" : ""}
             </span>
@@ -66,7 +66,7 @@ function DiffView({ diff }: { diff: VersionDiffDto }) {
         <span className="font-semibold">Next action: </span>
         {diff.next_action.changed ? (
           <>
-            <del className="text-red-700 dark:text-red-400">{diff.next_action.before ? <AgentText text={diff.next_action.before} /> : "none"}</del> →{" "}
+            <del className="text-danger">{diff.next_action.before ? <AgentText text={diff.next_action.before} /> : "none"}</del> →{" "}
             <ins className="text-emerald-700 no-underline dark:text-emerald-400">{diff.next_action.after ? <AgentText text={diff.next_action.after} /> : "none"}</ins>
           </>
         ) : (

@@ -122,7 +122,7 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
           </Field>
           <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
         </div>
-        <p className="text-xs text-zinc-500" role="status" aria-live="polite">
+        <p className="text-xs text-muted" role="status" aria-live="polite">
           {shown.lanes_total} {shown.lanes_total === 1 ? "thread" : "threads"}
           {shown.lanes_total > shown.lanes.length && shown.complete ? ` (the ${shown.lanes.length} most recently active shown)` : ""} ·{" "}
           {describeLive(live)}
@@ -145,7 +145,7 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
 /** What the marks mean; the colours are the severity badges'. */
 function Legend() {
   return (
-    <p className="flex flex-wrap items-center gap-x-4 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
+    <p className="flex flex-wrap items-center gap-x-4 gap-y-1 text-xs text-muted">
       <span className="flex items-center gap-1">
         <span aria-hidden="true" className="inline-block size-3 rounded-full bg-red-700" /> version, coloured by its highest severity
       </span>

@@ -21,24 +21,24 @@ export function TimelineFeed({ events, windowLabel, hasOlder, loadingOlder, onLo
       <h2 id="timeline-feed-heading" className="text-lg font-semibold">
         Ledger
       </h2>
-      <p className="text-xs text-zinc-500">What happened to these threads in the last {windowLabel}, newest first (heartbeats are the ticks above).</p>
+      <p className="text-xs text-muted">What happened to these threads in the last {windowLabel}, newest first (heartbeats are the ticks above).</p>
       {events.length ? (
         <ol className="space-y-1 text-sm" aria-label="Ledger events">
           {events.map((event) => (
             <li key={event.seq} className="flex flex-wrap items-baseline gap-x-2">
-              <Moment iso={event.at} className="font-mono text-xs text-zinc-500" />
-              <ThreadLink threadKey={event.thread_key} className="break-all text-sky-700 underline dark:text-sky-400">
+              <Moment iso={event.at} className="font-mono text-xs text-muted" />
+              <ThreadLink threadKey={event.thread_key} className="break-all text-link underline">
                 <AgentText text={event.thread_key} />
               </ThreadLink>
               <AgentText className="break-words" text={event.text} />
-              <span className="text-xs text-zinc-500">
+              <span className="text-xs text-muted">
                 by <AgentText text={event.actor} />
               </span>
             </li>
           ))}
         </ol>
       ) : (
-        <p className="text-sm text-zinc-500">Nothing happened to these threads in this window.</p>
+        <p className="text-sm text-muted">Nothing happened to these threads in this window.</p>
       )}
       {hasOlder ? (
         <Button onClick={onLoadOlder} disabled={loadingOlder}>

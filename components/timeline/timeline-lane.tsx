@@ -25,9 +25,9 @@ interface TimelineLaneProps {
 
 /** Shared by every marker of a lane, set once on the lane (first paints carry thousands of markers). */
 const TRACK_MARKERS =
-  "[&>a]:absolute [&>a]:top-1/2 [&>a]:block [&>a]:-translate-x-1/2 [&>a]:-translate-y-1/2 [&>a]:outline-none [&>a]:focus-visible:ring-2 [&>a]:focus-visible:ring-sky-600 [&>a]:focus-visible:ring-offset-1";
+  "[&>a]:absolute [&>a]:top-1/2 [&>a]:block [&>a]:-translate-x-1/2 [&>a]:-translate-y-1/2 [&>a]:outline-none [&>a]:focus-visible:ring-2 [&>a]:focus-visible:ring-focus [&>a]:focus-visible:ring-offset-1";
 const VERSION_SHAPE = "size-3 rounded-full border border-white dark:border-zinc-950";
-const NO_RISKS = "bg-white ring-1 ring-zinc-400 dark:bg-zinc-900";
+const NO_RISKS = "bg-surface ring-1 ring-zinc-400";
 const DECISION_STYLES = { approved: "bg-emerald-600", intervened: "bg-purple-600" } as const;
 
 function markerClass(marker: TimelineMarker): string {
@@ -126,18 +126,18 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
   };
 
   return (
-    <div className="flex h-10 items-center border-b border-zinc-200 dark:border-zinc-800" data-lane-index={index} data-thread-key={lane.key}>
+    <div className="flex h-10 items-center border-b border-line" data-lane-index={index} data-thread-key={lane.key}>
       <div className="w-48 shrink-0 truncate pr-2 text-xs md:w-64">
-        <ThreadLink threadKey={lane.key} title={visibleText(lane.key)} className="rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-sky-600">
+        <ThreadLink threadKey={lane.key} title={visibleText(lane.key)} className="rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-focus">
           <AgentText className="font-medium" text={lane.agent ?? lane.key} />
           {where.length ? (
-            <span className="text-zinc-500">
+            <span className="text-muted">
               {" "}
               · <AgentTextList items={where} separator="/" />
             </span>
           ) : null}
         </ThreadLink>
-        {lane.versions_omitted ? <span className="block text-[10px] text-zinc-500">{lane.versions_omitted} older versions not drawn</span> : null}
+        {lane.versions_omitted ? <span className="block text-[10px] text-muted">{lane.versions_omitted} older versions not drawn</span> : null}
       </div>
       <div className={`relative mx-2 h-full flex-1 ${TRACK_MARKERS}`}>
         <SessionTicks sessions={lane.sessions} buckets={sessionBuckets} />

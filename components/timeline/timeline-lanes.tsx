@@ -18,7 +18,7 @@ interface Focus {
 function Axis({ timeline, from, to }: { timeline: TimelineDto; from: number; to: number }) {
   const ticks = axisTicks(timeline.window, from, to);
   return (
-    <div className="sticky top-0 z-10 flex h-7 items-end border-b border-zinc-300 bg-zinc-50 text-[11px] text-zinc-500 dark:border-zinc-700 dark:bg-zinc-950" aria-hidden="true">
+    <div className="sticky top-0 z-10 flex h-7 items-end border-b border-zinc-300 bg-canvas text-[11px] text-muted dark:border-zinc-700" aria-hidden="true">
       <div className="w-48 shrink-0 pb-1 font-semibold md:w-64">Thread</div>
       <div className="relative mx-2 h-full flex-1">
         {ticks.map((tick) => (
@@ -37,7 +37,7 @@ function GridLines({ timeline, from, to, height }: { timeline: TimelineDto; from
   return (
     <div className="pointer-events-none absolute top-0 right-2 left-[calc(12rem+0.5rem)] md:left-[calc(16rem+0.5rem)]" style={{ height }} aria-hidden="true">
       {axisTicks(timeline.window, from, to).map((tick) => (
-        <span key={tick.at} className="absolute top-0 h-full border-l border-dashed border-zinc-200 dark:border-zinc-800" style={{ left: `${positionOf(tick.at, from, to) * 100}%` }} />
+        <span key={tick.at} className="absolute top-0 h-full border-l border-dashed border-line" style={{ left: `${positionOf(tick.at, from, to) * 100}%` }} />
       ))}
     </div>
   );
@@ -101,11 +101,11 @@ export function TimelineLanes({ timeline }: { timeline: TimelineDto }) {
   }, [focusRequest]);
 
   if (!lanes.length) {
-    return <p className="rounded-lg bg-zinc-100 p-4 text-sm text-zinc-600 dark:bg-zinc-900 dark:text-zinc-400">No active thread matches these filters.</p>;
+    return <p className="rounded-lg bg-zinc-100 p-4 text-sm text-muted dark:bg-zinc-900">No active thread matches these filters.</p>;
   }
   const height = virtualizer.getTotalSize();
   return (
-    <div ref={scrollRef} className="max-h-[60vh] min-h-40 overflow-y-auto rounded-lg ring-1 ring-zinc-200 dark:ring-zinc-800" data-testid="timeline-lanes">
+    <div ref={scrollRef} className="max-h-[60vh] min-h-40 overflow-y-auto rounded-lg ring-1 ring-line" data-testid="timeline-lanes">
       <Axis timeline={timeline} from={from} to={to} />
       <div role="list" aria-label="Lanes" className="relative" style={{ height }}>
         <GridLines timeline={timeline} from={from} to={to} height={height} />

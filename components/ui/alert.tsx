@@ -52,7 +52,7 @@ export function FormAlert({ problem, id }: { problem: Problem | null; id?: strin
 export function Done({ children, className }: { children: ReactNode; className?: string }) {
   if (!children) return null;
   return (
-    <p role="status" className={["text-sm text-emerald-700 dark:text-emerald-400", className].filter(Boolean).join(" ")}>
+    <p role="status" className={["text-sm text-success", className].filter(Boolean).join(" ")}>
       {children}
     </p>
   );

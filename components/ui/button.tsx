@@ -5,8 +5,8 @@ import type { ButtonHTMLAttributes } from "react";
  * size and focus colour (two utilities for one property would leave the winner to the
  * stylesheet's order); `className` may add colours, never override these.
  */
-const BASE = "disabled:opacity-60 focus-visible:outline-2 focus-visible:outline-offset-2";
-const REGULAR = "rounded-md text-sm focus-visible:outline-sky-600";
+const BASE = "min-h-6 min-w-6 disabled:opacity-60 focus-visible:outline-2 focus-visible:outline-offset-2";
+const REGULAR = "rounded-md text-sm focus-visible:outline-focus";
 
 export const BUTTON_VARIANTS = {
   /** The form's main action. */
@@ -22,11 +22,11 @@ export const BUTTON_VARIANTS = {
   /** Snooze: a triage action that hides the risk for a while. */
   snooze: `${REGULAR} bg-violet-700 px-3 py-1 font-semibold text-white hover:bg-violet-800`,
   /** An offered choice (an answer, a snooze length). */
-  choice: `${REGULAR} bg-zinc-100 px-2.5 py-1 font-medium ring-1 ring-zinc-300 hover:bg-zinc-200 dark:bg-zinc-800 dark:ring-zinc-700 dark:hover:bg-zinc-700`,
+  choice: `${REGULAR} bg-sunken px-2.5 py-1 font-medium ring-1 ring-zinc-300 hover:bg-zinc-200 dark:ring-zinc-700 dark:hover:bg-zinc-700`,
   /** Reads as a link: cancel, clear, show more. */
-  link: `${REGULAR} px-2 py-1 text-sky-700 underline dark:text-sky-400`,
+  link: `${REGULAR} px-2 py-1 text-link underline`,
   /** A small outlined action on a card or beside a question; its colour comes from `className`. */
-  small: "rounded px-2 py-0.5 text-xs font-semibold ring-1 focus-visible:outline-sky-600",
+  small: "rounded px-2 py-0.5 text-xs font-semibold ring-1 focus-visible:outline-focus",
 } as const;
 
 export type ButtonVariant = keyof typeof BUTTON_VARIANTS;

@@ -15,7 +15,7 @@ export function InlineDialog({ label, onClose, children, className }: { label: s
     onClose();
   };
   return (
-    <div role="dialog" aria-label={label} onKeyDown={onKeyDown} className={["rounded-lg bg-white p-3 shadow ring-1 dark:bg-zinc-900", className].filter(Boolean).join(" ")}>
+    <div role="dialog" aria-label={label} onKeyDown={onKeyDown} className={["rounded-lg bg-surface p-3 shadow ring-1", className].filter(Boolean).join(" ")}>
       {children}
     </div>
   );

@@ -3,9 +3,9 @@ import { names, type Problem } from "@/lib/browser/problem";
 
 /** Text inputs and selects of every screen; invalid ones get a red border. */
 export const INPUT_CLASS =
-  "rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 aria-[invalid=true]:border-red-600 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100 dark:aria-[invalid=true]:border-red-500 focus-visible:outline-2 focus-visible:outline-sky-600";
-const LABEL_CLASS = "flex flex-col gap-1 text-xs text-zinc-600 dark:text-zinc-400";
-const HINT_CLASS = "text-xs text-zinc-500 dark:text-zinc-400";
+  "rounded-md border border-zinc-300 bg-surface px-2 py-1 text-sm text-fg aria-[invalid=true]:border-red-600 dark:border-zinc-700 dark:aria-[invalid=true]:border-red-500 focus-visible:outline-2 focus-visible:outline-focus";
+const LABEL_CLASS = "flex flex-col gap-1 text-xs text-muted";
+const HINT_CLASS = "text-xs text-muted";
 const join = (...classes: (string | undefined | false)[]) => classes.filter(Boolean).join(" ");
 
 /** A labelled control: the label wraps it, so a click on the words focuses it. `hint` (with `hintId`) says what it takes. */
@@ -52,7 +52,7 @@ export function TextArea({ className, ...props }: TextareaHTMLAttributes<HTMLTex
 export function Checkbox({ label, className, ...props }: InputHTMLAttributes<HTMLInputElement> & { label: ReactNode }) {
   return (
     <label className={join("flex items-center gap-1.5 text-sm", className)}>
-      <input type="checkbox" className="size-4 accent-sky-700 focus-visible:outline-2 focus-visible:outline-sky-600" {...props} />
+      <input type="checkbox" className="size-4 accent-sky-700 focus-visible:outline-2 focus-visible:outline-focus" {...props} />
       {label}
     </label>
   );

@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
 
-export const PANEL_CLASS = "rounded-lg bg-white p-4 shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-900 dark:ring-zinc-800";
-export const PANEL_HEADING_CLASS = "mb-2 text-sm font-semibold tracking-wide text-zinc-600 uppercase dark:text-zinc-400";
+export const PANEL_CLASS = "rounded-lg bg-surface p-4 shadow-sm ring-1 ring-line";
+export const PANEL_HEADING_CLASS = "mb-2 text-sm font-semibold tracking-wide text-muted uppercase";
 
 /** A titled card (a thread page section, an admin list or form); the heading names it for screen readers. */
 export function Panel({ headingId, title, children, className }: { headingId: string; title: ReactNode; children: ReactNode; className?: string }) {

@@ -54,7 +54,7 @@ export function focusedKey(page: Page): Promise<string | null> {
 
 /** Waits until the board's status says that the live stream is open. */
 export async function waitForLive(page: Page): Promise<void> {
-  await expect(page.getByRole("status").filter({ hasText: /threads ·/ })).toContainText("live", { timeout: 10_000 });
+  await expect(page.getByRole("status").filter({ hasText: /threads? ·/ })).toContainText("live", { timeout: 10_000 });
 }
 
 /** A key inside a CSS attribute selector's double quotes. */

@@ -12,6 +12,7 @@ import { COLUMNS, COLUMN_TITLES, decideColumn, type Column } from "./columns";
 import { peekVerdictCached, readVerdictCached } from "../views/verdict/cache";
 import type { VerdictSummaryDto } from "../views/verdict/dto";
 import { workspaceRootsFor } from "../views/verdict/roots";
+import { NO_ROOT_REASON } from "../views/verdict/read";
 import type { CanonicalPacket } from "../contract/canonical";
 import { riskAttentionByVersion, type RiskAttention } from "../views/risks/active-risks";
 import { loadWatchdogFlags } from "./watchdog/findings";
@@ -83,6 +84,8 @@ function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskA
     column_reason: decision.reason,
     // The card shows the state and a few reasons; the thread page shows them all.
     verdict: { state: verdict.state, reasons: verdict.reasons.slice(0, 2) },
+    attention: { unacknowledged_severe: risks.unacknowledgedSevere, regressed: risks.regressed },
+    verdict_unconfigured: verdict.state === "missing" && verdict.reasons.length > 0 && verdict.reasons.every((reason) => reason.endsWith(NO_ROOT_REASON)),
   };
 }
 

@@ -11,6 +11,10 @@ export const boardCardDto = threadCardDto.extend({
   column_reason: z.string(),
   /** The badge: the same reading of the verdict pointers as the thread page, cached per version. */
   verdict: verdictSummaryDto,
+  /** The risk counts the column rule weighed, for the card's reason chips (columns.ts). */
+  attention: z.object({ unacknowledged_severe: z.number().int(), regressed: z.number().int() }),
+  /** The verdict is missing only because no workspace root is configured: a setup problem, told once above the board. */
+  verdict_unconfigured: z.boolean(),
 });
 export type BoardCardDto = z.infer<typeof boardCardDto>;
 

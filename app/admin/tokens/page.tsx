@@ -4,14 +4,14 @@ import { requirePagePerson } from "@/lib/auth/page-person";
 import { listApiTokens } from "@/lib/auth/tokens";
 
 export const dynamic = "force-dynamic";
-export const metadata: Metadata = { title: "Tokens · Baton" };
+export const metadata: Metadata = { title: "Tokens" };
 
 /** Admin: API tokens for agents and scripts; create (the secret is shown once) and revoke. */
 export default async function TokensPage() {
   await requirePagePerson("/admin/tokens", "admin");
   const tokens = await listApiTokens();
   return (
-    <main className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
+    <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
       <h1 className="text-lg font-semibold">Tokens</h1>
       <TokensAdmin initialTokens={tokens} />
     </main>

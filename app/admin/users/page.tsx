@@ -5,14 +5,14 @@ import { PASSWORD_MIN } from "@/lib/auth/passwords";
 import { listUsers } from "@/lib/auth/users";
 
 export const dynamic = "force-dynamic";
-export const metadata: Metadata = { title: "Users · Baton" };
+export const metadata: Metadata = { title: "Users" };
 
 /** Admin: who can sign in, their roles; add, change or disable people. */
 export default async function UsersPage() {
   const me = await requirePagePerson("/admin/users", "admin");
   const users = await listUsers();
   return (
-    <main className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
+    <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
       <h1 className="text-lg font-semibold">Users</h1>
       <UsersAdmin initialUsers={users} me={me} minPasswordLength={PASSWORD_MIN} />
     </main>

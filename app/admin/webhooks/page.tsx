@@ -4,14 +4,14 @@ import { requirePagePerson } from "@/lib/auth/page-person";
 import { listWebhooks } from "@/lib/notify/webhooks";
 
 export const dynamic = "force-dynamic";
-export const metadata: Metadata = { title: "Webhooks · Baton" };
+export const metadata: Metadata = { title: "Webhooks" };
 
 /** Admin: outgoing webhooks (questions, critical risks, failed verdicts, stale threads, regressions) and their delivery logs. */
 export default async function WebhooksPage() {
   await requirePagePerson("/admin/webhooks", "admin");
   const webhooks = await listWebhooks();
   return (
-    <main className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
+    <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
       <h1 className="text-lg font-semibold">Webhooks</h1>
       <WebhooksAdmin initialWebhooks={webhooks} />
     </main>

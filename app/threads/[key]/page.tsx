@@ -1,3 +1,5 @@
+import type { Metadata } from "next";
+import { cache } from "react";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { LedgerList } from "@/components/thread/ledger-list";
@@ -14,7 +16,8 @@ import { listThreadEvents } from "@/lib/events/queries";
 import { diffVersions } from "@/lib/views/threads/diff";
 import { threadHref } from "@/lib/views/threads/href";
 import { getPacket, getThreadDetail } from "@/lib/views/threads/queries";
-import { requirePagePerson } from "@/lib/auth/page-person";
+import { currentPagePerson, requirePagePerson } from "@/lib/auth/page-person";
+import { visibleText } from "@/lib/contract/invisible";
 import { abilitiesOf } from "@/lib/auth/roles";
 import { AnswerForm } from "@/components/human/answer-form";
 import { DecisionControls } from "@/components/human/decision-controls";
@@ -27,12 +30,27 @@ export const dynamic = "force-dynamic";
 type Params = Promise<{ key: string }>;
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
+/** Read once per request: the title and the page both need it. */
+const threadDetail = cache(getThreadDetail);
+
 async function findThread(key: string) {
   try {
-    return await getThreadDetail(key);
+    return await threadDetail(key);
   } catch (error) {
     if (error instanceof BatonError && error.code === "not_found") notFound();
     throw error;
+  }
+}
+
+/** The tab names the thread (only for a signed-in person: a title is no place to leak a topic). */
+export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
+  const key = decodeURIComponent((await params).key);
+  if (!(await currentPagePerson())) return { title: "Thread" };
+  try {
+    const thread = await threadDetail(key);
+    return { title: `${visibleText(thread.topic ?? thread.active_packet.task_id ?? key)} · Thread` };
+  } catch {
+    return { title: "Thread" };
   }
 }
 
@@ -67,10 +85,10 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
   const base = threadHref(key);
 
   return (
-    <main className="mx-auto w-full max-w-6xl flex-1 space-y-4 overflow-y-auto p-4">
+    <main id="main" className="mx-auto w-full max-w-6xl flex-1 space-y-4 overflow-y-auto p-4">
       <ThreadLive threadKey={key} />
       <nav aria-label="Breadcrumb" className="text-sm">
-        <Link href="/" className="text-sky-700 underline dark:text-sky-400">
+        <Link href="/" className="text-link underline">
           Board
         </Link>{" "}
         / <AgentText className="font-mono" text={key} />
@@ -80,7 +98,7 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
           <AgentText text={thread.topic ?? thread.active_packet.task_id ?? key} />
         </h1>
         <SeverityBadge severity={thread.active_packet.highest_severity} />
-        <AgentTextList className="text-sm text-zinc-500" items={[thread.agent, thread.project, thread.branch]} />
+        <AgentTextList className="text-sm text-muted" items={[thread.agent, thread.project, thread.branch]} />
         <span className="ml-auto flex gap-2 text-sm">
           <a href={`${base}/handoff.json`} download="handoff.json" className={buttonClass()}>
             Download handoff.json
@@ -114,7 +132,7 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
             return (
               <span className="mt-1 block rounded bg-emerald-50 p-1.5 dark:bg-emerald-950">
                 <span className="font-semibold">Answer:</span> <AgentText className="whitespace-pre-wrap" text={latest.answer} multiline />{" "}
-                <span className="text-xs text-zinc-500">
+                <span className="text-xs text-muted">
                   (<AgentText text={latest.by} />)
                 </span>
               </span>
@@ -127,7 +145,8 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
       <VersionHistory thread={thread} from={from} to={to} diff={diff} />
       <LedgerList events={events} />
       <Panel headingId="raw" title="Raw JSON (as received)">
-        <pre className="max-h-96 overflow-auto rounded bg-zinc-100 p-3 text-xs dark:bg-zinc-800">{JSON.stringify(active.received, null, 2)}</pre>
+        {/* Focusable: a scrolling box must be reachable by keyboard (WCAG 2.1.1). */}
+        <pre tabIndex={0} className="max-h-96 overflow-auto rounded bg-sunken p-3 text-xs">{JSON.stringify(active.received, null, 2)}</pre>
       </Panel>
     </main>
   );

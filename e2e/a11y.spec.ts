@@ -1,0 +1,72 @@
+import AxeBuilder from "@axe-core/playwright";
+import type { Page } from "@playwright/test";
+import { expect, test } from "./support/fixtures";
+import { packetFor, storePacket, uniqueId } from "./support/api";
+
+/**
+ * axe (WCAG 2.2 AA) on every page, in light and in dark as the system prefers them (no
+ * theme cookie: the pages follow prefers-color-scheme). Serious and critical findings fail.
+ */
+
+const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"];
+const FAILING = new Set(["serious", "critical"]);
+
+/** The findings that fail, one line each with the first few offending elements, for the failure message. */
+async function seriousFindings(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).withTags(WCAG_TAGS).analyze();
+  return results.violations
+    .filter((violation) => FAILING.has(violation.impact ?? ""))
+    .map((violation) => {
+      const where = violation.nodes.slice(0, 3).map((node) => `${node.target.join(" ")}: ${node.failureSummary?.split("\n").slice(1, 2).join("") ?? ""}`);
+      return `${violation.impact} ${violation.id} (${violation.nodes.length}×): ${where.join(" | ")}`;
+    });
+}
+
+const run = uniqueId("a11y");
+const threads = { critical: `${run}-critical`, ready: `${run}-ready` };
+
+test.beforeAll(async ({ request, agentToken }) => {
+  // A card in Needs you (a high risk and a blocking question), one in Ready, and a lesson.
+  await storePacket(
+    request,
+    agentToken,
+    packetFor(threads.critical, {
+      open_risks: [{ severity: "high", detail: `${run}: the migration drops a column` }],
+      questions_for_human: [{ question: `${run}: may I drop the legacy table?`, blocking: true }],
+      failed_attempts: [{ attempt: `npm run ${run}`, reason: "timed out" }],
+    }),
+  );
+  await storePacket(request, agentToken, packetFor(threads.ready, { open_risks: [], failed_attempts: [{ attempt: `npm run ${run}`, reason: "timed out" }] }));
+});
+
+const PAGES: { name: string; path: string; ready: (page: Page) => Promise<void>; signedOut?: boolean }[] = [
+  { name: "board", path: `/?q=${run}`, ready: (page) => expect(page.getByTestId("board-card").first()).toBeVisible() },
+  { name: "thread", path: `/threads/${threads.critical}`, ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
+  { name: "risks", path: `/risks?q=${run}`, ready: (page) => expect(page.getByTestId("risk-group").first()).toBeVisible() },
+  { name: "questions", path: "/questions", ready: (page) => expect(page.getByTestId("question-group").first()).toBeVisible() },
+  { name: "timeline", path: "/timeline", ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
+  { name: "lessons", path: "/lessons", ready: (page) => expect(page.getByRole("heading", { name: "Recurring failures" })).toBeVisible() },
+  { name: "users", path: "/admin/users", ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
+  { name: "tokens", path: "/admin/tokens", ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
+  { name: "webhooks", path: "/admin/webhooks", ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
+  { name: "sign-in", path: "/sign-in", signedOut: true, ready: (page) => expect(page.getByRole("button", { name: /sign in/i })).toBeVisible() },
+];
+
+for (const colorScheme of ["light", "dark"] as const) {
+  test.describe(`${colorScheme} (system preference)`, () => {
+    test.use({ colorScheme });
+    for (const entry of PAGES) {
+      test(`${entry.name}: no serious or critical axe findings`, async ({ page, browser, baseURL }) => {
+        let target = page;
+        if (entry.signedOut) {
+          const context = await browser.newContext({ baseURL, colorScheme, storageState: { cookies: [], origins: [] } });
+          target = await context.newPage();
+        }
+        await target.goto(entry.path);
+        await entry.ready(target);
+        expect(await seriousFindings(target)).toEqual([]);
+        if (entry.signedOut) await target.context().close();
+      });
+    }
+  });
+}
