@@ -43,10 +43,11 @@ export async function inChunks<T, R>(values: readonly T[], read: (chunk: T[]) =>
   return results;
 }
 
-/** `ON CONFLICT ("key") DO UPDATE SET "c" = excluded."c", ...`: the same text on SQLite and PostgreSQL. */
-export function updateOnConflict(key: string, columns: readonly string[]): Prisma.Sql {
+/** `ON CONFLICT ("key", ...) DO UPDATE SET "c" = excluded."c", ...`: the same text on SQLite and PostgreSQL. */
+export function updateOnConflict(key: string | readonly string[], columns: readonly string[]): Prisma.Sql {
+  const keys = (typeof key === "string" ? [key] : key).map(identifier).join(", ");
   const assignments = columns.map((column) => `${identifier(column)} = excluded.${identifier(column)}`).join(", ");
-  return Prisma.raw(`ON CONFLICT (${identifier(key)}) DO UPDATE SET ${assignments}`);
+  return Prisma.raw(`ON CONFLICT (${keys}) DO UPDATE SET ${assignments}`);
 }
 
 /**

@@ -1,7 +1,8 @@
 import "server-only";
 import { z } from "zod";
 import type { Person } from "../../auth/roles";
-import { inTransaction, type Tx } from "../../db/client";
+import { inTransaction, sqlExecutor, type Tx } from "../../db/client";
+import { inChunks, insertRows, updateOnConflict } from "../../db/sql";
 import { BatonError } from "../../core/errors";
 import { announceLedger } from "../../events/bus";
 import { appendLedgerEvents, type NewLedgerEvent } from "../../events/ledger";
@@ -69,21 +70,40 @@ async function findTargets(tx: Tx, targets: Target[], now: Date): Promise<Active
   return targets.map((target) => byTarget.get(targetKey(target.thread_key, target.fingerprint))!);
 }
 
-async function writeTriage(tx: Tx, person: Person, request: TriageRequest, risk: ActiveRisk, at: Date) {
-  const where = { threadId_fingerprint: { threadId: risk.threadId, fingerprint: risk.fingerprint } };
+const TRIAGE_COLUMNS = ["threadId", "fingerprint", "state", "snoozedUntil", "severityAtTriage", "updatedAt", "updatedBy"] as const;
+/** Pairs per DELETE: two bound values each, under SQLite's 999. */
+const PAIRS_PER_DELETE = 200;
+
+/** What every target now holds (its severity at triage is its own). */
+interface WrittenTriage {
+  state: Exclude<TriageRequest["action"], "untriaged">;
+  snoozedUntil: Date | null;
+  updatedAt: Date;
+  updatedBy: string;
+}
+
+/** Writes the action for every risk in a few statements (not one per risk): upserts, or deletes to untriage. */
+async function writeTriages(tx: Tx, person: Person, request: TriageRequest, risks: ActiveRisk[], at: Date): Promise<WrittenTriage | null> {
   if (request.action === "untriaged") {
-    await tx.riskTriage.deleteMany({ where: { threadId: risk.threadId, fingerprint: risk.fingerprint } });
+    await inChunks(
+      risks,
+      async (chunk) => {
+        await tx.riskTriage.deleteMany({ where: { OR: chunk.map((risk) => ({ threadId: risk.threadId, fingerprint: risk.fingerprint })) } });
+        return [];
+      },
+      PAIRS_PER_DELETE,
+    );
     return null;
   }
-  const fields = {
-    state: request.action,
-    snoozedUntil: request.action === "snoozed" ? (request.snoozed_until ?? null) : null,
-    severityAtTriage: risk.severity,
-    updatedAt: at,
-    updatedBy: person.username,
-  };
-  await tx.riskTriage.upsert({ where, create: { threadId: risk.threadId, fingerprint: risk.fingerprint, ...fields }, update: fields });
-  return { state: request.action, snoozedUntil: fields.snoozedUntil, severityAtTriage: risk.severity, updatedAt: at, updatedBy: person.username };
+  const snoozedUntil = request.action === "snoozed" ? (request.snoozed_until ?? null) : null;
+  await insertRows(
+    await sqlExecutor(tx),
+    "RiskTriage",
+    TRIAGE_COLUMNS,
+    risks.map((risk) => [risk.threadId, risk.fingerprint, request.action, snoozedUntil, risk.severity, at, person.username]),
+    updateOnConflict(["threadId", "fingerprint"], TRIAGE_COLUMNS.slice(2)),
+  );
+  return { state: request.action, snoozedUntil, updatedAt: at, updatedBy: person.username };
 }
 
 /**
@@ -96,10 +116,11 @@ export async function triageRisks(person: Person, request: TriageRequest): Promi
   const unique = [...new Map(request.targets.map((target) => [targetKey(target.thread_key, target.fingerprint), target])).values()];
   const triaged = await inTransaction(async (tx) => {
     const risks = await findTargets(tx, unique, at);
+    const written = await writeTriages(tx, person, request, risks, at);
     const events: NewLedgerEvent[] = [];
     const results: TriageResultDto["triaged"] = [];
     for (const risk of risks) {
-      const triage = await writeTriage(tx, person, request, risk, at);
+      const triage = written && { ...written, severityAtTriage: risk.severity };
       const snoozedUntil = triage?.snoozedUntil?.toISOString() ?? null;
       events.push({
         kind: `risk_${request.action}`,
