@@ -141,7 +141,7 @@ export async function loadBoard(
     ? await inChunks(options.keys, (keys) => db.thread.findMany({ where: { ...where, key: { in: keys } }, select: cardSelect }))
     : await db.thread.findMany({ where, select: cardSelect });
   // Watchdog findings (lib/board/watchdog/findings.ts) join the flags a card carries before it is placed.
-  const watchdogFlags = await loadWatchdogFlags();
+  const watchdogFlags = await loadWatchdogFlags(options.keys);
   const cards = rows.map(toCard).map((card) => withFlags(card, watchdogFlags.get(card.key)));
   const [verdicts, riskAttention] = await Promise.all([
     readVerdicts(cards),
