@@ -116,7 +116,7 @@ async function main() {
       const perHeartbeat = await statements(sqlite, () => recordSessionEvent(keys[0]!, { kind: "heartbeat" }, { actor: "bench" }));
       await heartbeats(keys, clients, Math.min(1, seconds)); // warm-up
       const result = await heartbeats(keys, clients, seconds);
-      rows.push([String(size), fixed(result.perSecond, 0), fixed(result.p50, 1), fixed(result.p99, 1), String(perHeartbeat), String(cold), String(warm)]);
+      rows.push([String(size), fixed(result.perSecond, 0), fixed(result.p50, 1), fixed(result.p99, 1), fixed(perHeartbeat, 0), fixed(cold, 0), fixed(warm, 0)]);
       console.log(`bench: ${size} threads: ${result.count} heartbeats`);
     }
   } finally {
