@@ -112,3 +112,26 @@ test("a regressed risk returns to the top", async ({ page, request, agentToken }
   await expect(inColumn(page, "Needs you", key)).toBeVisible();
   await expect(inColumn(page, "Needs you", key)).toHaveAttribute("title", "needs a person: 1 resolved risk(s) came back");
 });
+
+test("a long list comes a page at a time: Show more from the keyboard, and triage on the rows it loaded", async ({ page, request, agentToken }) => {
+  const key = uniqueId("risks-paged");
+  const details = Array.from({ length: 130 }, (_, n) => `${key}: queue r${n} may drop messages under load`);
+  await storePacket(request, agentToken, packetFor(key, { open_risks: details.map((detail) => ({ severity: "medium", detail })) }));
+
+  await page.goto(`/risks?q=${key}`);
+  await waitForRisksLive(page);
+  await expect(riskRows(page)).toHaveCount(100);
+  const more = page.getByRole("button", { name: "Show more (30 more)" });
+  await more.focus();
+  await page.keyboard.press("Enter");
+  await expect(riskRows(page)).toHaveCount(130);
+  await expect(page.getByRole("button", { name: /^Show more/ })).toHaveCount(0);
+
+  // A row of the second page is triaged like any other: select it, then a.
+  const last = riskRows(page).last();
+  const detail = (await last.getAttribute("data-fingerprint"))!;
+  await last.getByRole("checkbox").check();
+  await page.keyboard.press("a");
+  await expect(page.getByRole("status").filter({ hasText: "Acknowledged 1 risk." })).toBeAttached();
+  await expect(page.locator(`[data-testid="risk-group"][data-fingerprint="${detail}"]`)).toContainText("acknowledged");
+});

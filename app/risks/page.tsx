@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { RisksClient } from "@/components/risks/risks-client";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { abilitiesOf } from "@/lib/auth/roles";
-import { riskFiltersSchema } from "@/lib/views/risks/filters";
+import { RISK_PAGE_DEFAULT, riskFiltersSchema } from "@/lib/views/risks/filters";
 import { listRisks } from "@/lib/views/risks/queries";
 
 export const dynamic = "force-dynamic";
@@ -19,7 +19,8 @@ export default async function RisksPage({ searchParams }: { searchParams: Search
   const person = await requirePagePerson("/risks");
   const raw = Object.fromEntries(Object.entries(await searchParams).flatMap(([key, value]) => (typeof value === "string" ? [[key, value]] : [])));
   const parsed = riskFiltersSchema.safeParse(raw);
-  const list = await listRisks(parsed.success ? parsed.data : {});
+  // The first page; the browser asks for the next ones on demand.
+  const list = await listRisks({ ...(parsed.success ? parsed.data : {}), limit: RISK_PAGE_DEFAULT });
   return (
     <main id="main" className="mx-auto w-full max-w-5xl flex-1 space-y-4 overflow-y-auto p-4">
       <h1 className="text-2xl font-bold">Risks</h1>

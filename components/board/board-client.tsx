@@ -58,6 +58,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     // A partial first paint is stale at once: the whole board is fetched after hydration.
     initialDataUpdatedAt: initialBoard.complete ? undefined : 0,
     keepPrevious: true,
+    revalidate: true,
   });
 
   const setFilters = useCallback(

@@ -36,7 +36,7 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
   const router = useRouter();
   const pathname = usePathname();
   const search = useSearchParams().toString();
-  const { data: list, error, reload, live } = useRisks(search, { list: initialList, search: initialSearch });
+  const { data: list, error, reload, live, hasMore, loadingMore, loadMore } = useRisks(search, { list: initialList, search: initialSearch });
   const sections = useMemo(() => sectionsOf(list?.groups ?? []), [list]);
   // j/k walk the rows as they appear on screen, section by section.
   const ordered = useMemo(() => sections.flatMap((section) => section.groups), [sections]);
@@ -108,7 +108,7 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
       <div className="flex flex-wrap items-end justify-between gap-3">
         <RiskFilters search={search} onChange={setFilters} />
         <p className="text-xs text-muted">
-          {list ? `${risksWord(ordered.length)} · ` : "loading · "}
+          {list ? `${risksWord(ordered.length)}${hasMore ? ` of ${list.total}` : ""} · ` : "loading · "}
           {describeLive(live)}
         </p>
       </div>
@@ -164,6 +164,12 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
           />
         </div>
       )}
+      {list && hasMore ? (
+        // The next page joins the list below the rows already there: the current row and the selection stay.
+        <Button variant="secondary" onClick={loadMore} disabled={loadingMore}>
+          {loadingMore ? "Loading more…" : `Show more (${list.total - ordered.length} more)`}
+        </Button>
+      ) : null}
       {list && list.hidden > 0 && list.view === "open" ? (
         <p className="text-sm text-muted">
           {risksWord(list.hidden)} resolved or snoozed not shown.{" "}

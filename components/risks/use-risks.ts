@@ -1,22 +1,41 @@
 "use client";
 
-import { useLiveQuery } from "@/lib/browser/use-live-query";
-import { withQuery } from "@/lib/browser/fetch-parsed";
+import { keepPreviousData, useInfiniteQuery, useQueryClient, type InfiniteData } from "@tanstack/react-query";
+import { useCallback, useMemo } from "react";
+import { fetchParsed, withQuery } from "@/lib/browser/fetch-parsed";
+import { useLedgerRefresh } from "@/lib/browser/use-ledger-refresh";
 import { riskListDto, type RiskListDto } from "@/lib/views/risks/dto";
 
+/** The pages loaded so far as one list: a group that moved between two pages' reads is listed once. */
+function joined(data: InfiniteData<RiskListDto, unknown>): RiskListDto {
+  const first = data.pages[0]!;
+  const seen = new Set<string>();
+  const groups = data.pages.flatMap((page) => page.groups).filter((group) => !seen.has(group.fingerprint) && !!seen.add(group.fingerprint));
+  return { ...first, groups, next_cursor: data.pages.at(-1)!.next_cursor };
+}
+
 /**
- * The risks list for the URL's filters: as the server rendered it, then as
- * refetched whenever the ledger moves (a packet, a triage anywhere).
+ * The risks list for the URL's filters, a page at a time (GET /api/v1/risks pages by
+ * cursor): as the server rendered its first page, then as refetched whenever the ledger
+ * moves (a packet, a triage anywhere), every page loaded so far. `loadMore` adds the next page.
  */
 export function useRisks(search: string, initial: { list: RiskListDto; search: string }) {
   const first = search === initial.search;
-  return useLiveQuery({
+  const queryClient = useQueryClient();
+  const query = useInfiniteQuery({
     queryKey: ["risks", search],
-    url: withQuery("/api/v1/risks", search),
-    schema: riskListDto,
-    what: "the risks",
-    initialData: first ? initial.list : undefined,
+    queryFn: ({ pageParam }) => fetchParsed(withQuery("/api/v1/risks", search, pageParam ? { cursor: pageParam } : undefined), riskListDto, "the risks"),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_cursor,
+    initialData: first ? { pages: [initial.list], pageParams: [null] } : undefined,
     initialDataUpdatedAt: first ? Date.parse(initial.list.generated_at) : undefined,
-    keepPrevious: true,
+    placeholderData: keepPreviousData,
   });
+  // A fetch already under way may have started before the event: invalidating cancels and restarts it.
+  const reload = useCallback(() => queryClient.invalidateQueries({ queryKey: ["risks"] }), [queryClient]);
+  const live = useLedgerRefresh([{ refresh: () => void reload() }]);
+  const data = useMemo(() => (query.data ? joined(query.data) : undefined), [query.data]);
+  const { fetchNextPage } = query;
+  const loadMore = useCallback(() => void fetchNextPage(), [fetchNextPage]);
+  return { data, error: query.error, reload, live, hasMore: query.hasNextPage, loadingMore: query.isFetchingNextPage, loadMore };
 }

@@ -7,7 +7,7 @@ import { severityRank, type Severity } from "../contract/severity";
 import type { ThreadCardDto } from "../views/threads/dto";
 import { boardDto, type BoardCardDto, type BoardDto } from "./dto";
 import type { ThreadFilters } from "../views/threads/filters";
-import { cardSelect, filterWhere, toCard } from "../views/threads/queries";
+import { cardSelect, filterWhere, toCards } from "../views/threads/queries";
 import { COLUMNS, COLUMN_TITLES, decideColumn, type Column } from "./columns";
 import { peekVerdictCached, readVerdictCached } from "../views/verdict/cache";
 import type { VerdictSummaryDto } from "../views/verdict/dto";
@@ -144,8 +144,8 @@ export async function loadBoard(
     ? await inChunks(options.keys, (keys) => db.thread.findMany({ where: { ...where, key: { in: keys } }, select: cardSelect }))
     : await db.thread.findMany({ where, select: cardSelect });
   // Watchdog findings (lib/board/watchdog/findings.ts) join the flags a card carries before it is placed.
-  const watchdogFlags = await loadWatchdogFlags();
-  const cards = rows.map(toCard).map((card) => withFlags(card, watchdogFlags.get(card.key)));
+  const watchdogFlags = await loadWatchdogFlags(options.keys);
+  const cards = (await toCards(rows)).map((card) => withFlags(card, watchdogFlags.get(card.key)));
   const [verdicts, riskAttention] = await Promise.all([
     readVerdicts(cards),
     riskAttentionByVersion(cards.map((card) => card.active_packet.id), new Date(now)),

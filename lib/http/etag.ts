@@ -12,6 +12,14 @@ export function computeEtag(bytes: string | Uint8Array): string {
 }
 
 /**
+ * A weak ETag naming a state rather than bytes (`parts`: what the answer shows depends
+ * on, e.g. the ledger's head): equal parts, equal tag, whatever the serialised bytes.
+ */
+export function stateEtag(parts: readonly unknown[]): string {
+  return `W/"${createHash("sha256").update(JSON.stringify(parts)).digest("base64url").slice(0, 32)}"`;
+}
+
+/**
  * The opaque tags of an If-None-Match value (`"a"`, `W/"b"`, `"a", W/"b"`),
  * without quotes or `W/`; `*` alone is `["*"]`. Null when the value is not a
  * valid list: such a header is ignored rather than guessed at.

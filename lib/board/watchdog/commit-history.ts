@@ -3,7 +3,7 @@ import { config } from "../../server/config";
 import { databaseDialect, sqlExecutor } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
 import { isNewer } from "../../ingest/ordering";
-import { dialectSql } from "../../db/sql";
+import { dialectSql, inChunks } from "../../db/sql";
 import { processSlot } from "../../core/singleton";
 
 /**
@@ -97,36 +97,68 @@ async function freshCache(): Promise<RegressionCache> {
   return cache;
 }
 
-async function readRecentCommits(threadId: string): Promise<VersionCommit[]> {
-  const sql = await sqlExecutor();
-  const rows = await sql.query<VersionRow>(
-    Prisma.sql`SELECT "id", "sortAt", "receivedAt", "arrivalSeq", ${dialectSql.jsonText(databaseDialect(), '"canonicalJson"', "last_known_good_commit")} AS "commit"
-      FROM "PacketVersion" WHERE "threadId" = ${threadId} ORDER BY "sortAt" DESC LIMIT ${COMMIT_HISTORY_WINDOW + 1}`,
-  );
-  return rows.map((row) => ({
-    id: row.id,
-    sortAt: new Date(row.sortAt),
-    receivedAt: new Date(row.receivedAt),
-    arrivalSeq: row.arrivalSeq === null ? null : Number(row.arrivalSeq),
-    commit: typeof row.commit === "string" && row.commit ? row.commit : null,
-  }));
+interface ThreadVersionRow extends VersionRow {
+  threadId: string;
 }
 
-/** The commit regression of each active thread that has one, by thread key. */
-export async function findCommitRegressions(threads: readonly ActiveThread[]): Promise<Map<string, CommitRegression>> {
+/**
+ * The latest COMMIT_HISTORY_WINDOW + 1 versions of each thread (a few more on a tie in
+ * sortAt), in one statement per chunk of threads: each thread's window starts at its
+ * (window + 1)th newest sortAt, found on the (threadId, sortAt) index, so the cost
+ * does not grow with the history.
+ */
+async function readRecentCommits(threadIds: readonly string[]): Promise<Map<string, VersionCommit[]>> {
+  const sql = await sqlExecutor();
+  const rows = await inChunks(threadIds, (chunk) =>
+    sql.query<ThreadVersionRow>(
+      Prisma.sql`SELECT v."threadId", v."id", v."sortAt", v."receivedAt", v."arrivalSeq",
+          ${dialectSql.jsonText(databaseDialect(), 'v."canonicalJson"', "last_known_good_commit")} AS "commit"
+        FROM "Thread" t JOIN "PacketVersion" v ON v."threadId" = t."id" AND v."sortAt" >= COALESCE(
+          (SELECT w."sortAt" FROM "PacketVersion" w WHERE w."threadId" = t."id" ORDER BY w."sortAt" DESC LIMIT 1 OFFSET ${COMMIT_HISTORY_WINDOW}),
+          (SELECT MIN(w."sortAt") FROM "PacketVersion" w WHERE w."threadId" = t."id"))
+        WHERE t."id" IN (${Prisma.join(chunk)})`,
+    ),
+  );
+  const byThread = new Map<string, VersionCommit[]>();
+  for (const row of rows) {
+    const versions = byThread.get(row.threadId) ?? [];
+    versions.push({
+      id: row.id,
+      sortAt: new Date(row.sortAt),
+      receivedAt: new Date(row.receivedAt),
+      arrivalSeq: row.arrivalSeq === null ? null : Number(row.arrivalSeq),
+      commit: typeof row.commit === "string" && row.commit ? row.commit : null,
+    });
+    byThread.set(row.threadId, versions);
+  }
+  return byThread;
+}
+
+/**
+ * The commit regression of each of `threads` that has one, by thread key. With `all`,
+ * `threads` are every active thread and the cache forgets the others (archived), so it
+ * never holds more than the active threads.
+ */
+export async function findCommitRegressions(
+  threads: readonly ActiveThread[],
+  options: { all: boolean } = { all: true },
+): Promise<Map<string, CommitRegression>> {
   const cache = await freshCache();
+  const misses = threads.filter((thread) => cache.byThread.get(thread.key)?.activeVersionId !== thread.activeVersionId);
+  const versions = misses.length ? await readRecentCommits(misses.map((thread) => thread.id)) : new Map<string, VersionCommit[]>();
+  for (const thread of misses) {
+    const regression = findCommitRegression(versions.get(thread.id) ?? [], thread.activeVersionId);
+    cache.byThread.set(thread.key, { activeVersionId: thread.activeVersionId, regression });
+  }
   const found = new Map<string, CommitRegression>();
   for (const thread of threads) {
-    let entry = cache.byThread.get(thread.key);
-    if (entry?.activeVersionId !== thread.activeVersionId) {
-      const versions = await readRecentCommits(thread.id);
-      entry = { activeVersionId: thread.activeVersionId, regression: findCommitRegression(versions, thread.activeVersionId) };
-      cache.byThread.set(thread.key, entry);
-    }
-    if (entry.regression) found.set(thread.key, entry.regression);
+    const regression = cache.byThread.get(thread.key)?.regression;
+    if (regression) found.set(thread.key, regression);
   }
-  // Archived threads leave the board: their answers go too.
-  const active = new Set(threads.map((thread) => thread.key));
-  for (const key of cache.byThread.keys()) if (!active.has(key)) cache.byThread.delete(key);
+  if (options.all) {
+    // Archived threads leave the board: their answers go too.
+    const active = new Set(threads.map((thread) => thread.key));
+    for (const key of cache.byThread.keys()) if (!active.has(key)) cache.byThread.delete(key);
+  }
   return found;
 }

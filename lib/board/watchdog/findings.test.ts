@@ -4,7 +4,10 @@ import { database } from "../../db/client";
 import { ingestPacket } from "../../ingest/ingest";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { threadFiltersSchema } from "../../views/threads/filters";
-import { findCommitRegression, type VersionCommit } from "./commit-history";
+import { COMMIT_HISTORY_WINDOW, findCommitRegression, type VersionCommit } from "./commit-history";
+import { processSlot } from "../../core/singleton";
+import { countStatements } from "@/testing/count-statements";
+import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { findDuplicateTopics, findWatchdogFindings, recordWatchdogFindings, type ActiveThreadRow } from "./findings";
 
 freshDatabaseForThisFile();
@@ -214,5 +217,68 @@ describe("watchdog findings on the board and in the ledger", () => {
     await send({ thread: "arch/gone", project, branch: "main", topic: "t", status: "archived" }, 9);
     const findings = await findWatchdogFindings();
     expect(findings.filter((finding) => finding.threadKey.startsWith("arch/"))).toEqual([]);
+  });
+});
+
+describe("watchdog findings for some threads, and on a cold cache", () => {
+  const forgetCommitHistory = () => (processSlot<unknown>("CommitRegressions").value = undefined);
+  const flagsOf = (board: Awaited<ReturnType<typeof loadBoard>>, key: string) =>
+    board.columns.flatMap((column) => column.cards).find((card) => card.key === key)?.active_packet.flags;
+
+  it("one thread's findings are the board's, read with its project/branch peers only", async () => {
+    const project = "acme/peers";
+    await send({ thread: "peers/a", project, branch: "main", topic: "search" }, 10);
+    await send({ thread: "peers/b", project, branch: "main", topic: "search" }, 9);
+    await send({ thread: "peers/other-branch", project, branch: "dev", topic: "search" }, 8);
+    await send({ thread: "peers/regressed", last_known_good_commit: "a" }, 30);
+    await send({ thread: "peers/regressed", last_known_good_commit: "b" }, 20);
+    await send({ thread: "peers/regressed", last_known_good_commit: "a" }, 10);
+    const all = await findWatchdogFindings();
+    for (const key of ["peers/a", "peers/b", "peers/other-branch", "peers/regressed"]) {
+      forgetCommitHistory();
+      const some = await findWatchdogFindings([key]);
+      expect(some).toEqual(all.filter((finding) => finding.threadKey === key));
+      const full = await loadBoard(threadFiltersSchema.parse({}));
+      const one = await loadBoard(threadFiltersSchema.parse({}), { keys: [key] });
+      expect(flagsOf(one, key)).toEqual(flagsOf(full, key));
+    }
+    expect((await findWatchdogFindings(["peers/a"])).map((finding) => finding.reason)).toEqual([expect.stringContaining("peers/b")]);
+    expect(await findWatchdogFindings(["peers/other-branch", "no/such-thread"])).toEqual([]);
+  });
+
+  it("compares only the newest versions of a thread, whatever its history", async () => {
+    const thread = "window/long";
+    // c1, then more than a window of c2, then c1 again: the first c1 is out of the window.
+    await send({ thread, last_known_good_commit: "c1" }, 200);
+    for (let n = 0; n < COMMIT_HISTORY_WINDOW + 1; n++) await send({ thread, last_known_good_commit: "c2", summary: `c2 #${n}` }, 100 - n);
+    await send({ thread, last_known_good_commit: "c1" }, 1);
+    forgetCommitHistory();
+    expect((await findWatchdogFindings([thread])).filter((finding) => finding.code === "commit_regressed")).toEqual([]);
+    // Within the window it counts: c2 then c1 again.
+    const inside = "window/inside";
+    await send({ thread: inside, last_known_good_commit: "c1" }, 50);
+    for (let n = 0; n < COMMIT_HISTORY_WINDOW - 2; n++) await send({ thread: inside, last_known_good_commit: "c2", summary: `c2 #${n}` }, 40 - n);
+    await send({ thread: inside, last_known_good_commit: "c1" }, 1);
+    forgetCommitHistory();
+    expect((await findWatchdogFindings([inside])).map((finding) => finding.code)).toEqual(["commit_regressed"]);
+  });
+
+  // Statements are counted on SQLite's connections (testing/count-statements.ts).
+  it.skipIf(testsRunOnPostgresql())("a board load on a cold cache runs as many statements with 5 threads more", async () => {
+    const coldLoad = async () => {
+      forgetCommitHistory();
+      const counter = countStatements();
+      try {
+        await loadBoard(threadFiltersSchema.parse({}));
+        return counter.count();
+      } finally {
+        counter.stop();
+      }
+    };
+    await coldLoad(); // the verdict cache, warmed for the threads so far
+    const before = await coldLoad();
+    for (let n = 0; n < 5; n++) await send({ thread: `cold/${n}`, last_known_good_commit: `c${n}` }, 5);
+    await loadBoard(threadFiltersSchema.parse({}));
+    expect(await coldLoad()).toBe(before);
   });
 });

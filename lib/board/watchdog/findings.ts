@@ -40,13 +40,36 @@ export interface ActiveThreadRow {
   activeVersionId: string;
 }
 
+const ACTIVE_THREAD_COLUMNS = Prisma.sql`t."id", t."key", t."project", t."branch", t."topic", v."taskId", t."activeVersionId"
+  FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId" WHERE t."archived" = FALSE`;
+
 /** Every active thread with what the checks compare: one statement, active threads only. */
 async function readActiveThreads(): Promise<ActiveThreadRow[]> {
   const sql = await sqlExecutor();
-  return sql.query<ActiveThreadRow>(
-    Prisma.sql`SELECT t."id", t."key", t."project", t."branch", t."topic", v."taskId", t."activeVersionId"
-      FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId" WHERE t."archived" = FALSE`,
+  return sql.query<ActiveThreadRow>(Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS}`);
+}
+
+/**
+ * The active threads among `keys`, and every active thread of the same project and
+ * branch (all a duplicate topic can involve): one card's findings without reading the board.
+ */
+async function readActiveThreadsAround(keys: readonly string[]): Promise<ActiveThreadRow[]> {
+  const sql = await sqlExecutor();
+  const asked = await inChunks(keys, (chunk) =>
+    sql.query<ActiveThreadRow>(Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND t."key" IN (${Prisma.join(chunk)})`),
   );
+  const places = new Map<string, [string, string]>();
+  for (const thread of asked) if (thread.project && thread.branch) places.set(JSON.stringify([thread.project, thread.branch]), [thread.project, thread.branch]);
+  const peers = await inChunks([...places.values()], (chunk) =>
+    sql.query<ActiveThreadRow>(
+      Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND (${Prisma.join(
+        chunk.map(([project, branch]) => Prisma.sql`(t."project" = ${project} AND t."branch" = ${branch})`),
+        " OR ",
+      )})`,
+    ),
+  );
+  const byKey = new Map([...asked, ...peers].map((thread) => [thread.key, thread]));
+  return [...byKey.values()];
 }
 
 const quote = (text: string) => `"${text}"`;
@@ -108,12 +131,17 @@ export function findDuplicateTopics(threads: readonly ActiveThreadRow[]): Watchd
     });
 }
 
-/** Every finding about the active threads, now. */
-export async function findWatchdogFindings(): Promise<WatchdogFinding[]> {
-  const threads = await readActiveThreads();
-  const findings = findDuplicateTopics(threads);
-  const regressions = await findCommitRegressions(threads);
-  for (const thread of threads) {
+/**
+ * Every finding about the active threads, now; with `keys`, the findings about
+ * those threads only (read with their project/branch peers, not the whole board).
+ */
+export async function findWatchdogFindings(keys?: readonly string[]): Promise<WatchdogFinding[]> {
+  const threads = keys ? await readActiveThreadsAround(keys) : await readActiveThreads();
+  const asked = keys ? new Set(keys) : null;
+  const judged = asked ? threads.filter((thread) => asked.has(thread.key)) : threads;
+  const findings = findDuplicateTopics(threads).filter((finding) => !asked || asked.has(finding.threadKey));
+  const regressions = await findCommitRegressions(judged, { all: !asked });
+  for (const thread of judged) {
     const regression = regressions.get(thread.key);
     if (!regression) continue;
     findings.push({
@@ -127,10 +155,10 @@ export async function findWatchdogFindings(): Promise<WatchdogFinding[]> {
   return findings;
 }
 
-/** The findings as card flags, by thread key: one call per board load. */
-export async function loadWatchdogFlags(): Promise<Map<string, Flag[]>> {
+/** The findings as card flags, by thread key: one call per board load (`keys`: only those cards'). */
+export async function loadWatchdogFlags(keys?: readonly string[]): Promise<Map<string, Flag[]>> {
   const flags = new Map<string, Flag[]>();
-  for (const finding of await findWatchdogFindings()) {
+  for (const finding of await findWatchdogFindings(keys)) {
     flags.set(finding.threadKey, [...(flags.get(finding.threadKey) ?? []), { code: finding.code, reason: finding.reason }]);
   }
   return flags;

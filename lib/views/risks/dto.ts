@@ -73,10 +73,14 @@ export type RiskGroupDto = z.infer<typeof riskGroupDto>;
 export const riskListDto = z.object({
   generated_at: z.string(),
   view: z.enum(RISK_VIEWS),
-  /** Regressed groups first, then by severity (critical first), then the most recently seen. */
+  /** Regressed groups first, then by severity (critical first), then the most recently seen: this page's. */
   groups: z.array(riskGroupDto),
+  /** Groups in the view, on every page. */
+  total: z.number().int(),
   /** Thread risks matching the text filter that the view leaves out (resolved or snoozed). */
   hidden: z.number().int(),
+  /** Ask again with `cursor` set to this for the groups after this page; null on the last page. */
+  next_cursor: z.string().nullable(),
 });
 export type RiskListDto = z.infer<typeof riskListDto>;
 

@@ -8,3 +8,23 @@ export const riskFiltersSchema = z.object({
   q: z.string().trim().max(200, "q must be at most 200 characters").optional(),
 });
 export type RiskFilters = z.infer<typeof riskFiltersSchema>;
+
+/**
+ * A page holds whole groups, up to `limit` thread risks (rows) and RISK_PAGE_MAX_BYTES of
+ * JSON in all, whichever comes first; a single group larger than that comes alone.
+ */
+export const RISK_PAGE_DEFAULT = 100;
+export const RISK_PAGE_MAX = 500;
+export const RISK_PAGE_MAX_BYTES = 256 * 1024;
+
+/** GET /api/v1/risks: the filters, and the page (`cursor` from the previous answer's `next_cursor`). */
+export const riskListQuerySchema = riskFiltersSchema.extend({
+  cursor: z.string().max(600, "cursor is not one this API returned; start again without it").optional(),
+  limit: z.coerce
+    .number({ error: `limit must be a number of risks, 1 to ${RISK_PAGE_MAX}` })
+    .int(`limit must be a whole number, 1 to ${RISK_PAGE_MAX}`)
+    .min(1, `limit must be at least 1`)
+    .max(RISK_PAGE_MAX, `limit must be at most ${RISK_PAGE_MAX}`)
+    .default(RISK_PAGE_DEFAULT),
+});
+export type RiskListQuery = z.infer<typeof riskListQuerySchema>;

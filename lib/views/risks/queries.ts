@@ -3,9 +3,11 @@ import { sqlExecutor } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
 import { RISK_STATES, needsAttention, type RiskState } from "./triage-state";
 import { severityRank } from "../../contract/severity";
+import { z } from "zod";
 import { asDate, readActiveRisks, type ActiveRisk } from "./active-risks";
 import { riskListDto, type RiskGroupDto, type RiskListDto, type RiskThreadDto, type TriageDto } from "./dto";
-import { riskFiltersSchema, type RiskFilters } from "./filters";
+import { RISK_PAGE_MAX_BYTES, riskFiltersSchema, type RiskFilters } from "./filters";
+import { BatonError } from "../../core/errors";
 
 /** The shapes live in ./dto (client-safe); importers of this module keep finding them here. */
 export { riskGroupDto, riskListDto, riskThreadDto, type RiskGroupDto, type RiskListDto, type RiskThreadDto } from "./dto";
@@ -90,15 +92,18 @@ function compareThreads(a: RiskThreadDto, b: RiskThreadDto): number {
   );
 }
 
+/** A group's place in the list, also a page's cursor: regressed, severity rank, last seen, fingerprint. */
+const cursorSchema = z.tuple([z.boolean(), z.number().int(), z.string(), z.string()]);
+type Cursor = z.infer<typeof cursorSchema>;
+
+const cursorOf = (group: RiskGroupDto): Cursor => [group.regressed, severityRank(group.severity), group.last_seen, group.fingerprint];
+
 /** Regressed groups on top, then by severity, then the most recently seen. */
-function compareGroups(a: RiskGroupDto, b: RiskGroupDto): number {
-  return (
-    Number(b.regressed) - Number(a.regressed) ||
-    severityRank(b.severity) - severityRank(a.severity) ||
-    b.last_seen.localeCompare(a.last_seen) ||
-    a.fingerprint.localeCompare(b.fingerprint)
-  );
+function compareCursors([aRegressed, aRank, aSeen, aPrint]: Cursor, [bRegressed, bRank, bSeen, bPrint]: Cursor): number {
+  return Number(bRegressed) - Number(aRegressed) || bRank - aRank || bSeen.localeCompare(aSeen) || aPrint.localeCompare(bPrint);
 }
+
+const compareGroups = (a: RiskGroupDto, b: RiskGroupDto) => compareCursors(cursorOf(a), cursorOf(b));
 
 function groupOf(fingerprint: string, threads: RiskThreadDto[]): RiskGroupDto {
   threads.sort(compareThreads);
@@ -124,13 +129,50 @@ function matchesText(risk: ActiveRisk, text: string | undefined): boolean {
   return [risk.detail, risk.threadKey, risk.agent ?? ""].some((value) => value.toLowerCase().includes(needle));
 }
 
+const encodeCursor = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor), "utf8").toString("base64url");
+
+function decodeCursor(text: string): Cursor {
+  try {
+    return cursorSchema.parse(JSON.parse(Buffer.from(text, "base64url").toString("utf8")));
+  } catch {
+    throw new BatonError("invalid_request", "cursor is not one this API returned; start again without it.", { field: "cursor" });
+  }
+}
+
+/** Whole groups after `cursor`, up to `limit` thread risks and RISK_PAGE_MAX_BYTES of JSON (a larger group alone). */
+function pageOf(groups: RiskGroupDto[], page: { cursor?: string; limit: number }) {
+  const after = page.cursor ? decodeCursor(page.cursor) : null;
+  // Keyset paging: a group that moved or came since starts no duplicate and skips nothing after the cursor.
+  const start = after ? groups.findIndex((group) => compareCursors(cursorOf(group), after) > 0) : 0;
+  const taken: RiskGroupDto[] = [];
+  let rows = 0;
+  let bytes = 0;
+  for (let index = start < 0 ? groups.length : start; index < groups.length; index++) {
+    const group = groups[index]!;
+    // Details are free text (a packet may spend its megabyte on a few risks): the size counts, not only the rows.
+    const size = Buffer.byteLength(JSON.stringify(group));
+    if (taken.length && (rows + group.threads.length > page.limit || bytes + size > RISK_PAGE_MAX_BYTES)) break;
+    taken.push(group);
+    rows += group.threads.length;
+    bytes += size;
+  }
+  const last = taken.at(-1);
+  const more = last !== undefined && groups.indexOf(last) < groups.length - 1;
+  return { groups: taken, next_cursor: more ? encodeCursor(cursorOf(last)) : null };
+}
+
 /**
  * The risks view (docs/product.md#risks): every risk of every active packet,
  * grouped by fingerprint across threads, regressed groups first, then by
  * severity. The default view hides resolved and snoozed risks; `state: "all"` shows them.
+ * With `limit`, one page (cursor paging, riskListQuerySchema); without, every group
+ * (for callers inside Baton only: the API and the page always page).
  */
-export async function listRisks(filters: Partial<RiskFilters> = {}, now = new Date()): Promise<RiskListDto> {
-  const { state: view, q } = riskFiltersSchema.parse(filters);
+export async function listRisks(
+  filters: Partial<RiskFilters> & { cursor?: string; limit?: number } = {},
+  now = new Date(),
+): Promise<RiskListDto> {
+  const { state: view, q } = riskFiltersSchema.parse({ state: filters.state, q: filters.q });
   const [risks, histories] = await Promise.all([readActiveRisks({ now }), readHistories()]);
   const byFingerprint = new Map<string, RiskThreadDto[]>();
   let hidden = 0;
@@ -145,5 +187,6 @@ export async function listRisks(filters: Partial<RiskFilters> = {}, now = new Da
     byFingerprint.set(risk.fingerprint, threads);
   }
   const groups = [...byFingerprint].map(([fingerprint, threads]) => groupOf(fingerprint, threads)).sort(compareGroups);
-  return riskListDto.parse({ generated_at: now.toISOString(), view, groups, hidden });
+  const page = filters.limit === undefined ? { groups, next_cursor: null } : pageOf(groups, { cursor: filters.cursor, limit: filters.limit });
+  return riskListDto.parse({ generated_at: now.toISOString(), view, ...page, total: groups.length, hidden });
 }

@@ -13,7 +13,8 @@ import {
   type ThreadListDto,
 } from "./dto";
 import type { ThreadFilters, ThreadListQuery } from "./filters";
-import { latestHumanRevision, sectionOf, summariseHuman } from "../../human/section";
+import { emptyHumanSection, latestHumanRevision, sectionOf, summariseHuman, type HumanSection } from "../../human/section";
+import { latestHumanSections } from "../../human/latest-revision";
 import type { Flag } from "../../contract/lint";
 
 const cardVersionSelect = {
@@ -27,7 +28,6 @@ const cardVersionSelect = {
   riskCounts: true,
   questionCount: true,
   flags: true,
-  humanRevisions: latestHumanRevision,
 } satisfies Prisma.PacketVersionSelect;
 
 export const cardSelect = {
@@ -46,10 +46,16 @@ export const cardSelect = {
 
 type CardRow = Prisma.ThreadGetPayload<{ select: typeof cardSelect }>;
 
-export function toCard(row: CardRow): ThreadCardDto {
+/** Cards for rows of cardSelect, with each active version's latest human section (one more statement). */
+export async function toCards(rows: readonly CardRow[]): Promise<ThreadCardDto[]> {
+  const sections = await latestHumanSections(rows.flatMap((row) => (row.activeVersion ? [row.activeVersion.id] : [])));
+  return rows.map((row) => toCard(row, sections.get(row.activeVersion?.id ?? "") ?? emptyHumanSection()));
+}
+
+function toCard(row: CardRow, section: HumanSection): ThreadCardDto {
   const version = row.activeVersion;
   if (!version) throw new Error(`thread ${row.key} has no active version`);
-  const human = summariseHuman(sectionOf(version.humanRevisions), version.questionCount);
+  const human = summariseHuman(section, version.questionCount);
   const ingestFlags = JSON.parse(version.flags) as Flag[];
   // Once every question has an answer, the packet no longer waits on one.
   const flags = human.unanswered_questions === 0 ? ingestFlags.filter((flag) => flag.code !== "open_questions") : ingestFlags;
@@ -141,7 +147,7 @@ export async function listActiveThreads(query: ThreadListQuery): Promise<ThreadL
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return threadListDto.parse({
-    threads: page.map(toCard),
+    threads: await toCards(page),
     next_cursor: rows.length > query.limit && last ? encodeCursor(last) : null,
   });
 }
@@ -156,6 +162,8 @@ export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
     where: { key },
     select: {
       ...cardSelect,
+      // One parent: Prisma's take is SQL here.
+      activeVersion: { select: { ...cardSelect.activeVersion.select, humanRevisions: latestHumanRevision } },
       activeVersionId: true,
       versions: {
         select: { id: true, receivedAt: true, producerCreatedAt: true, nextAction: true, highestSeverity: true, flags: true, source: true },
@@ -164,9 +172,10 @@ export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
     },
   });
   if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
+  const human = sectionOf(row.activeVersion.humanRevisions);
   return threadDetailDto.parse({
-    ...toCard(row),
-    human: sectionOf(row.activeVersion.humanRevisions),
+    ...toCard(row, human),
+    human,
     versions: row.versions.map((version) => ({
       id: version.id,
       active: version.id === row.activeVersionId,
