@@ -2,7 +2,6 @@ import "server-only";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { config } from "../../server/config";
-import { BatonError } from "../../core/errors";
 import { ingestHandoffFile } from "./ingest-file";
 import { findChangedHandoffs } from "./rescan";
 
@@ -46,12 +45,11 @@ export function watchHandoffFolders(folders: string[], options: { rescanMs?: num
         () => undefined,
         (error: unknown) => {
           console.error(`baton: watching ${file} failed:`, error instanceof Error ? error.message : error);
-          // A busy database stored nothing: forgetting the file makes the next rescan take it again
-          // (one that fails before the first scan is forgotten again after it, below).
-          if (error instanceof BatonError && error.code === "unavailable") {
-            seen.delete(file);
-            if (!firstScanDone) failedBeforeFirstScan.add(file);
-          }
+          // Bad files come back as outcomes; a throw is the server's failure (a busy database, a
+          // driver error): nothing was stored, so forgetting the file makes the next rescan take it
+          // again (one that fails before the first scan is forgotten again after it, below).
+          seen.delete(file);
+          if (!firstScanDone) failedBeforeFirstScan.add(file);
         },
       );
     queues.set(file, next);
