@@ -44,13 +44,23 @@ async function findThread(key: string) {
 
 /** The tab names the thread (only for a signed-in person: a title is no place to leak a topic). */
 export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
-  const key = decodeURIComponent((await params).key);
+  // Unlike the page's, these params arrive decoded (a key may hold "%"): the key as given
+  // first, then its decoded form in case a Next version encodes them here too.
+  const raw = (await params).key;
   if (!(await currentPagePerson())) return { title: "Thread" };
+  for (const key of [raw, decodedOrNull(raw)]) {
+    if (key === null) continue;
+    const thread = await threadDetail(key).catch(() => null);
+    if (thread) return { title: `${visibleText(thread.topic ?? thread.active_packet.task_id ?? key)} · Thread` };
+  }
+  return { title: "Thread" };
+}
+
+function decodedOrNull(text: string): string | null {
   try {
-    const thread = await threadDetail(key);
-    return { title: `${visibleText(thread.topic ?? thread.active_packet.task_id ?? key)} · Thread` };
+    return decodeURIComponent(text);
   } catch {
-    return { title: "Thread" };
+    return null;
   }
 }
 
