@@ -5,16 +5,8 @@ import { ERROR_STATUS, type ErrorCode } from "../lib/core/errors";
 import { HTTP_METHODS, routeOf, type RouteDefinition } from "../lib/http/route";
 import { inlineCode, schemaSection, tableCell } from "./schema-tables";
 
-/**
- * Writes docs/api.md: every endpoint as its route definition declares it
- * (lib/http/route.ts), with parameters, bodies and answers generated from their
- * zod schemas (./schema-tables.ts). No server runs: the route files are imported.
- *
- *   npm run docs:api
- *
- * scripts/api-docs.test.ts fails when the file is out of date, and when a route
- * file exports a handler that is not a defined route.
- */
+// `npm run docs:api`: writes docs/api.md from the route definitions and their zod schemas, importing the
+// route files (no server); scripts/api-docs.test.ts fails when it is stale (docs/decisions/031-route-definitions.md).
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const API_DOCS_FILE = path.join(ROOT, "docs", "api.md");

@@ -3,14 +3,8 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { packetJsonSchema } from "../lib/contract/json-schema";
 
-/**
- * Writes docs/packet.schema.json: the packet's JSON Schema exactly as GET /api/v1/schema
- * serves it, generated from the zod schema (lib/contract/json-schema.ts).
- *
- *   npm run docs:schema
- *
- * scripts/packet-schema.test.ts fails when the file is out of date (docs/contract.md).
- */
+// `npm run docs:schema`: writes docs/packet.schema.json as GET /api/v1/schema serves it (lib/contract/json-schema.ts);
+// scripts/packet-schema.test.ts fails when it is stale (docs/contract.md).
 
 export const PACKET_SCHEMA_FILE = fileURLToPath(new URL("../docs/packet.schema.json", import.meta.url));
 

@@ -10,15 +10,9 @@ import { closeDatabase } from "../lib/db/client";
 import { ingestPacket } from "../lib/ingest/ingest";
 import { migrateDatabase } from "../lib/db/migrate/index";
 
-/**
- * What checking a JSON answer against its schema costs (docs/decisions/031-route-definitions.md):
- * the board of THREADS active threads (about 2 KB and 3 risks each, some with questions),
- * loaded ROUNDS times after warm-ups, against boardDto.safeParse of the same answer.
- *
- *   npx tsx --conditions=react-server scripts/route-output-cost.ts        (THREADS=1000 ROUNDS=20 by default)
- *
- * A fresh SQLite database in a temp folder; removed at the end.
- */
+// What checking the board's answer against its schema costs, against loading it; the measurement and
+// its setup are in docs/decisions/031-route-definitions.md.
+//   npx tsx --conditions=react-server scripts/route-output-cost.ts   (THREADS=1000 ROUNDS=20 by default)
 
 const THREADS = Number(process.env.THREADS ?? 1000);
 const ROUNDS = Number(process.env.ROUNDS ?? 20);

@@ -3,20 +3,8 @@ import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../testing/postgresql";
 
-/**
- * `npm test`: the whole suite, on SQLite and, when BATON_TEST_POSTGRESQL_URL names a role
- * that may create databases, on PostgreSQL too; the two passes run at the same time.
- *
- *   Vitest on SQLite | Vitest on PostgreSQL     (side by side)
- *   the production build, then Playwright on SQLite | Playwright on PostgreSQL
- *                                               (each its own server and port; started as
- *                                                soon as the build is done)
- *
- * Each step's output goes to test-results/logs/<step>.log and is printed whole when the
- * step ends, so two passes never interleave. Every phase and step prints how long it took.
- * Reports: test-results/ (SQLite) and test-results/postgresql/, which
- * scripts/test-summary.ts adds up. Exit status: non-zero when any step failed.
- */
+// `npm test`: Vitest beside the build-then-Playwright line, each on SQLite and (with BATON_TEST_POSTGRESQL_URL)
+// PostgreSQL at once; a log per step, printed whole so passes never interleave (docs/testing.md).
 
 const LOGS = path.resolve("test-results", "logs");
 const PG_RESULTS = "test-results/postgresql";

@@ -142,12 +142,8 @@ export async function closedLoop(
 }
 
 /**
- * Open loop: packets due at `ratePerSecond`, whatever the answers, for `seconds`;
- * a slow server does not slow the sender down (latency counts from when a packet
- * was due). At most `maxSockets` connections (that many agents sending at once):
- * requests beyond wait in the client, and that wait counts in their latency. When
- * the time is up, requests still waiting for a connection are dropped unsent
- * (NOT_SENT); every request sent is answered.
+ * Open loop: packets due at `ratePerSecond` for `seconds`, whatever the answers, from at most
+ * `maxSockets` connections; latency counts from when a packet was due (docs/testing.md).
  */
 export async function openLoop(
   options: Target & { ratePerSecond: number; seconds: number; maxSockets: number; body: (seq: number) => string; firstSeq?: number },

@@ -39,12 +39,8 @@ function seqOf(value: unknown): number | null {
 }
 
 /**
- * Follows the ledger's server-sent events: calls `onEvents` with new events
- * and `onReset` when the client must refetch. It remembers the last seq seen;
- * when the connection drops it reconnects after 1 s, 2 s, 4 s ... (at most
- * 30 s, with jitter) and resumes with `?after=<last seq>`, so nothing is
- * missed (or, past the server's replay limit, `onReset` is called). Returns
- * the connection's state for display.
+ * Follows the ledger's server-sent events, reconnecting with backoff and resuming after the
+ * last seq seen; returns the connection's state (docs/decisions/010-live-updates.md).
  */
 export function useLedgerStream({
   url = DEFAULT_STREAM_URL,

@@ -1,18 +1,6 @@
-/**
- * The catalogue of secrets redaction recognises (docs/decisions/020-secret-redaction.md,
- * docs/decisions/035-redaction-corpus-and-rule-set.md): each pattern's kind, its
- * regex, and when a match is a secret rather than a word, a reference or a mask.
- * ./secrets.ts applies them to strings and walks JSON values with them.
- *
- * What every pattern here must keep (the tests hold them to it):
- * - idempotent: the placeholder contains `[` and `]`, which no pattern accepts,
- *   so a redacted text never matches again;
- * - linear: every pattern is a literal prefix followed by greedy character
- *   classes with no nested quantifiers, token patterns may only start where the
- *   previous character cannot continue the token (a lookbehind), so a run of
- *   hostile text is scanned a bounded number of times; PEM blocks are found with
- *   two forward scans, never a lazy `[\s\S]*?` per candidate.
- */
+// The catalogue of secrets redaction recognises, applied by ./secrets.ts. Every pattern must stay
+// idempotent and linear, as docs/decisions/020-secret-redaction.md (item 4) says; the kinds and
+// their corpus: docs/decisions/035-redaction-corpus-and-rule-set.md.
 
 export const placeholder = (kind: string) => `[redacted:${kind}]`;
 /** The placeholder's own shape, for tests and for readers of redacted packets. */

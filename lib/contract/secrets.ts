@@ -1,16 +1,5 @@
-/**
- * Secret redaction (docs/decisions/020-secret-redaction.md): the engine that
- * applies the catalogue of ./secret-patterns.ts.
- *
- * `redactSecrets` deep-walks a parsed JSON value and replaces secrets inside its
- * strings with `[redacted:<kind>]`: values, and keys that hold a secret themselves
- * (a key naming a field, `api_key`, matches no pattern and stays). A key also serves
- * as context: a one-word string under a key such as `password` or `api_key` is
- * redacted whole when it looks like a secret.
- *
- * Properties the tests hold it to, besides the patterns' own (idempotent, linear):
- * - copy on write: a value without secrets comes back as the same object.
- */
+// Secret redaction's engine: applies ./secret-patterns.ts to strings and walks JSON values, keys
+// included, copy on write (docs/decisions/020-secret-redaction.md, items 1, 3 and 4).
 import {
   looksLikeSecretValue,
   redactedAs,

@@ -1,27 +1,9 @@
 import "server-only";
 import ipaddr from "ipaddr.js";
 
-/**
- * The address a request came from (decision 029), for the sign-in throttle.
- *
- * Next's route handlers do not see the socket. Next's own server copies the
- * socket's address into `X-Forwarded-For` only when the request carries no such
- * header (`??=` in next/dist/server/base-server.js), so a client talking to
- * Baton directly can write any address there. So the server stamps every
- * incoming request with the socket's address in a header of its own
- * (`installClientAddressHeader`, run by instrumentation.ts before the first
- * request), overwriting whatever a client sent under that name.
- *
- * - `BATON_TRUSTED_PROXY_HOPS=0` (the default): the client is that socket
- *   address; `X-Forwarded-For` is ignored.
- * - `BATON_TRUSTED_PROXY_HOPS=N`: Baton is reached only through N proxies that
- *   each append the address they saw to `X-Forwarded-For`; the client is the
- *   N-th entry from the right (the left-most entries are whatever the client
- *   wrote). A header with fewer entries did not come through them: the socket.
- *
- * IPv6 addresses count by their /64 (one host usually holds a whole /64), and
- * an IPv4-mapped IPv6 address as the IPv4 address it maps.
- */
+// The address a request came from, for the sign-in throttle: the socket's, stamped by our own hook
+// because Next lets a direct client write X-Forwarded-For; behind proxies, BATON_TRUSTED_PROXY_HOPS
+// (docs/decisions/029-sign-in-throttling.md, item 2).
 export const CLIENT_ADDRESS_HEADER = "x-baton-client-address";
 
 const MAX_ADDRESS_CHARS = 100;

@@ -4,18 +4,8 @@ import { config } from "../server/config";
 import { BatonError } from "../core/errors";
 import { processSlot } from "../core/singleton";
 
-/**
- * Per-token rate limits (decision 021): a token bucket per API token id, held
- * in this process's memory. A bucket holds up to `burst` requests and refills
- * at `perMinute / 60` per second; each request takes one, whatever it carries
- * (a batch POST of up to 100 packets counts as one request). An empty bucket
- * answers 429 `rate_limited` with Retry-After: the whole seconds until the
- * bucket holds a request again.
- *
- * With several instances each has its own buckets, so a token may send up to
- * the limit to each of them (docs/decisions/021-per-token-rate-limits.md).
- * People (session cookies) are never limited here; only API tokens.
- */
+// Per-token rate limits: a token bucket per API token id, in this process's memory; requests are
+// counted, not packets, and people are never limited (docs/decisions/021-per-token-rate-limits.md).
 
 export interface RateLimitSettings {
   /** Requests per minute, sustained; 0 turns the limit off. */

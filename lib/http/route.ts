@@ -45,12 +45,8 @@ type CallerOf<A extends RouteAuth> = A extends { kind: "token" }
 /** What a route answers when it succeeds. Errors are always the one error body (lib/http/respond.ts). */
 export type RouteResponse =
   /**
-   * JSON checked against `schema` (see `checkResponses`). `status` lists every success
-   * status the handler may choose with `reply()`. `conditional`: tagged with a strong ETag,
-   * If-None-Match answers 304, and `reply(body, { status: 304 })` sends 304 with the tag of `body`.
-   * `etag`: a tag of what the answer shows, made before the handler runs and far cheaper
-   * than it; a matching If-None-Match answers 304 without running the handler, and the
-   * 200 carries it (for answers whose bytes change when nothing shown did, e.g. a timestamp).
+   * JSON checked against `schema` (see `checkResponses`); `status`: every success status `reply()` may
+   * choose; `conditional` or `etag` revalidate with 304 (docs/decisions/031-route-definitions.md).
    */
   | {
       kind: "json";
@@ -205,13 +201,8 @@ function toResponse(definition: RouteDefinition, request: Request, result: unkno
 }
 
 /**
- * Declares a route: refuses a Host not in BATON_ALLOWED_HOSTS first (421,
- * lib/http/host-check.ts), then authenticates as `auth` says (a token also
- * counts against its rate limit, 429), parses path parameters, query and body
- * with their schemas (400 naming each bad field; the body read with the limits
- * and deadlines of lib/http/body.ts), runs the handler and checks its answer
- * against `response`. Any error becomes the one error body. The handler runs
- * only for an admitted request, so a refused one never reads its body.
+ * Declares a route: host check, auth, rate limit, path/query/body parsing, then the handler and the
+ * answer check, in that order, any error as the one error body (docs/decisions/031-route-definitions.md).
  */
 export function defineRoute<
   const A extends RouteAuth,

@@ -16,13 +16,8 @@ const joinDirectives = (directives: Record<string, readonly string[]>) =>
     .join("; ");
 
 /**
- * The policy of an HTML page. 'report-sample' puts the first characters of
- * anything refused into the violation event, so a refusal says what it was. Scripts run only with this response's nonce (Next
- * puts it on its own scripts, which may load further chunks: 'strict-dynamic'),
- * so markup smuggled into agent text could not run even if it were ever rendered
- * as HTML. Style attributes stay allowed: React renders `style={...}` (virtual
- * lists, timeline positions) into the server HTML. Images and connections go to
- * this origin only, so no agent-supplied URL is fetched by the browser.
+ * The policy of an HTML page: scripts only with this response's nonce, so markup in agent text
+ * could never run; each directive's reason is in docs/decisions/022-content-security-policy.md.
  */
 export function pageContentSecurityPolicy(nonce: string, { development = false } = {}): string {
   return joinDirectives({

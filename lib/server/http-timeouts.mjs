@@ -1,11 +1,6 @@
-/**
- * Preloaded into `next start` (`node --import`, scripts/start.ts): Next creates its
- * http.Server itself and lets Baton set none of its timeouts, so they are given to
- * http.createServer here, as Next calls it. A client sending its headers a byte at a
- * time (slowloris) is cut after HEADERS_TIMEOUT_MS with 408, checked every second
- * (Node's defaults: 60 s, checked every 30 s, so up to 90 s held). Why and the
- * figures: docs/decisions/036-request-header-timeout.md.
- */
+// Preloaded into `next start` (scripts/start.ts): Next lets Baton set none of its server's timeouts,
+// so http.createServer gets them here, cutting a slowloris client at 10 s instead of Node's 60-90 s
+// (docs/decisions/036-request-header-timeout.md).
 import http from "node:http";
 
 const HEADERS_TIMEOUT_MS = 10_000;

@@ -28,17 +28,10 @@ const VOLATILE: readonly [RegExp, string][] = [
   [/\b\d+(?:\.\d+)?\s?(?:ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b/gi, "<duration>"],
 ];
 
-/**
- * Normalises a failed attempt's command or reason so that the same failure,
- * run again at another time, in another temp folder, against another commit,
- * groups under one fingerprint.
- */
-/**
- * A failure's identity is in its first words; longer text is cut before the patterns run,
- * so that no input (a 1 MiB attempt, say) can make them slow.
- */
+/** Text is cut to this before the patterns run, so no input can make them slow (docs/product.md#recurring-failures). */
 export const FAILURE_TEXT_MAX = 2_000;
 
+/** Normalises a failed attempt's command or reason so that the same failure, run again elsewhere or later, groups under one fingerprint. */
 export function normaliseFailureText(text: string): string {
   let normalised = text.slice(0, FAILURE_TEXT_MAX).trim().replace(/^[$>]\s+/, "");
   for (const [pattern, placeholder] of VOLATILE) normalised = normalised.replace(pattern, placeholder);

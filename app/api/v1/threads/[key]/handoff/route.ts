@@ -5,20 +5,8 @@ import { humanSectionSchema } from "@/lib/human/section";
 import { humanRevisionOf, MAX_WAIT_SECONDS, waitForHandoffChange, type MergedHandoff } from "@/lib/human/wait";
 import { getMergedHandoff } from "@/lib/views/threads/queries";
 
-/**
- * The merged packet the next session reads.
- * Tagged with a strong ETag of the bytes served; `If-None-Match` revalidates (304).
- *
- * The waiting read (docs/decisions/019-waiting-read.md): with `after=<revision>`
- * (and optionally `after_packet=<packet id>`), 200 with the packet as soon as its
- * human revision passes `after` (or the active packet is another than
- * `after_packet`), waiting up to `wait` seconds (at most 300) for that; when the
- * wait ends with nothing new, 304 with the current ETag. Every answer carries
- * `baton-packet-id` and `baton-human-revision`. One reader may hold
- * MAX_WAITS_PER_READER waits per process (then 429); a wait whose reader loses
- * its access (token revoked, session ended, person disabled) ends with that
- * 401 or 403 within seconds (lib/auth/reader-checks.ts).
- */
+// The merged packet the next session reads, with a strong ETag; with `after`, the waiting read
+// (docs/decisions/019-waiting-read.md), capped and re-checked per reader (docs/decisions/026-reader-rechecks.md).
 
 const revision = z
   .string()
