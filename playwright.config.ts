@@ -12,10 +12,12 @@ export const E2E_PORT = Number(process.env.BATON_E2E_PORT ?? 3210);
  * on PostgreSQL, except those that start SQLite servers of their own to test the server
  * process itself (a locked SQLite file, SIGKILL, overload, memory): run once, in the first
  * pass. instances.spec.ts starts two instances on one PostgreSQL database: that pass only.
+ * The accessibility audit (a11y.spec.ts) checks markup and colours, which no database
+ * changes: the first pass only.
  */
 const ON_POSTGRESQL = /^postgres(ql)?:\/\//.test(process.env.BATON_E2E_DATABASE_URL ?? "");
 const APP_IGNORE = ON_POSTGRESQL
-  ? /(empty-board|first-run|busy-database|crash-safety|overload|memory)\.spec\.ts/
+  ? /(empty-board|first-run|busy-database|crash-safety|overload|memory|a11y)\.spec\.ts/
   : /(empty-board|first-run|instances)\.spec\.ts/;
 
 export default defineConfig({
