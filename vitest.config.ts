@@ -26,6 +26,8 @@ const USES_DATABASE = /testing\/(temp-database|postgresql)"/;
  * suite's time). Each file still gets its own database.
  */
 const REPLACES_MODULES = /\bvi\.(mock|doMock|unmock|stubGlobal|stubEnv|resetModules)\(/;
+/** A file that changes process-wide state it cannot put back (a database lock, the config) asks for the same. */
+const ASKS_FOR_ISOLATION = /^\/\/ vitest: isolated\b/m;
 
 function testFiles(): { path: string; text: string }[] {
   const found: { path: string; text: string }[] = [];
@@ -41,7 +43,7 @@ function testFiles(): { path: string; text: string }[] {
 }
 
 const files = testFiles();
-const isolated = files.filter((file) => REPLACES_MODULES.test(file.text)).map((file) => file.path);
+const isolated = files.filter((file) => REPLACES_MODULES.test(file.text) || ASKS_FOR_ISOLATION.test(file.text)).map((file) => file.path);
 const left = [
   ...configDefaults.exclude,
   ...(ON_POSTGRESQL ? [...SQLITE_ONLY, ...files.filter((file) => !USES_DATABASE.test(file.text)).map((file) => file.path)] : []),

@@ -1,3 +1,5 @@
+// vitest: isolated (it holds SQLite's write lock and changes the busy timeout: a fresh module graph,
+// so nothing a file before it left in the shared one (a queued write, a cached config) changes it)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -219,7 +221,8 @@ describe("the watched folder while another connection holds the write lock", () 
       });
       release();
       const db = await database();
-      await vi.waitFor(async () => expect(await db.packetVersion.count({ where: { sourcePath: file } })).toBe(1), {
+      const logged = () => quiet.mock.calls.map((call) => call.map(String).join(" ")).join("\n");
+      await vi.waitFor(async () => expect(await db.packetVersion.count({ where: { sourcePath: file } }), `stored; errors logged:\n${logged()}`).toBe(1), {
         timeout: 10_000,
         interval: 100,
       });
