@@ -111,6 +111,19 @@ describe("baton token", () => {
   });
 });
 
+describe("baton demo --agents", () => {
+  it("loads a fleet of the size asked, and refuses a size out of range naming the option", async () => {
+    const db = await database();
+    const before = await db.thread.count();
+    expect(await main(["demo", "--agents", "0"])).not.toBe(0);
+    expect(await main(["demo", "--agents", "2001"])).not.toBe(0);
+    expect(stderr.mock.calls.map((call) => String(call[0])).join("")).toMatch(/--agents must be a whole number from 1 to 2000/);
+    expect(await db.thread.count()).toBe(before);
+    expect(await main(["demo", "--agents", "60"])).toBe(0);
+    expect(await db.thread.count()).toBe(before + 60);
+  }, 60_000);
+});
+
 describe("baton user", () => {
   const PASSWORD = "a long enough password";
   /** Where these sign-ins come from: an address of this file's own (files in a worker share the sign-in throttle). */

@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { findPacketFiles } from "./sync/find-packets";
 import { formatPacket, pullHandoff, pullTarget } from "./sync/pull";
 import { pushPacketFile, pushTargetFromEnv } from "./sync/push";
@@ -158,10 +158,17 @@ Examples:
   program
     .command("demo")
     .description("Load a demo fleet of agents into the local database.")
-    .action(async () => {
+    .addOption(
+      new Option("--agents <n>", "how many agents (1 to 2000; default 34, the demo's own mix repeats)").argParser((value) => {
+          const agents = Number(value);
+          if (!Number.isInteger(agents) || agents < 1 || agents > 2000) throw new InvalidArgumentError("--agents must be a whole number from 1 to 2000.");
+          return agents;
+        }),
+    )
+    .action(async (options: { agents?: number }) => {
       const { loadDemoFleet } = await import("./demo/fleet");
       await prepareDatabase();
-      const summary = await loadDemoFleet();
+      const summary = await loadDemoFleet(undefined, options.agents);
       console.log(`demo fleet: ${summary.agents} agents, ${summary.threads} threads, ${summary.stored} new versions stored`);
     });
 

@@ -7,7 +7,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../e2e/support/chromium";
 import { batonCli, freePort, startOwnServer } from "../e2e/support/own-server";
 
 /**
- * npm run screenshots: every page of the demo fleet at 1440 light, 1440 dark (the system's
+ * npm run screenshots: every page with a demo fleet of 500 agents at 1440 light, 1440 dark (the system's
  * preference) and 390 phone, into test-results/screenshots/ (outside git), and the board at
  * docs/images/board.png for the README. Runs the production build (`npm run build` first).
  */
@@ -16,6 +16,8 @@ const OUT = path.resolve(process.env.BATON_SCREENSHOTS_DIR ?? "test-results/scre
 const ROOT = path.resolve("test-results/screenshots-server");
 const DATABASE_URL = `file:${path.join(ROOT, "baton.db")}`;
 const ADMIN = { username: "admin", password: "screenshots admin password" };
+/** A fleet the size people run (BATON_SCREENSHOTS_AGENTS, default 500), not the demo's 34. */
+const AGENTS = process.env.BATON_SCREENSHOTS_AGENTS ?? "500";
 
 const VIEWS = [
   { name: "1440-light", viewport: { width: 1440, height: 900 }, colorScheme: "light" as const },
@@ -28,7 +30,7 @@ async function main() {
   mkdirSync(ROOT, { recursive: true });
   mkdirSync(OUT, { recursive: true });
   batonCli(DATABASE_URL, ["user", "create", ADMIN.username, "--role", "admin"], { BATON_PASSWORD: ADMIN.password });
-  batonCli(DATABASE_URL, ["demo"]);
+  batonCli(DATABASE_URL, ["demo", "--agents", AGENTS]);
   const server = await startOwnServer({ databaseUrl: DATABASE_URL, port: await freePort() });
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   try {

@@ -37,9 +37,12 @@ const ENDINGS: AgentPlan["ending"][] = [
 const SHAPES: AgentPlan["shape"][] = ["full", "lesson", "workbench", "strings"];
 const ROLES = ["builder", "fixer", "reviewer", "migrator", "tester", "docs", "infra"];
 
-function plans(): AgentPlan[] {
+/** The demo's own size; `baton demo --agents N` loads a larger fleet of the same mix. */
+export const DEMO_AGENTS = 34;
+
+function plans(agents = DEMO_AGENTS): AgentPlan[] {
   const out: AgentPlan[] = [];
-  for (let i = 0; i < 34; i++) {
+  for (let i = 0; i < agents; i++) {
     const project = PROJECTS[i % PROJECTS.length]!;
     const role = ROLES[i % ROLES.length]!;
     const ending = ENDINGS[i % ENDINGS.length]!;
@@ -187,20 +190,20 @@ function packetFor(plan: AgentPlan, version: number, createdAtMs: number): Recor
 }
 
 /** The fleet's packets, each agent's versions oldest first (also an ordinary-packet corpus for the redaction tests). */
-export function demoFleetPackets(now = Date.now()): Record<string, unknown>[] {
+export function demoFleetPackets(now = Date.now(), agents = DEMO_AGENTS): Record<string, unknown>[] {
   const anchor = Math.floor(now / HOUR) * HOUR;
-  return plans().flatMap((plan) =>
+  return plans(agents).flatMap((plan) =>
     Array.from({ length: plan.versions }, (_, i) => packetFor(plan, i + 1, anchor - (plan.newestHoursAgo + (plan.versions - i - 1) * 3) * HOUR)),
   );
 }
 
-export async function loadDemoFleet(now = Date.now()): Promise<{ agents: number; threads: number; stored: number }> {
+export async function loadDemoFleet(now = Date.now(), agents = DEMO_AGENTS): Promise<{ agents: number; threads: number; stored: number }> {
   const threads = new Set<string>();
   let stored = 0;
-  for (const packet of demoFleetPackets(now)) {
+  for (const packet of demoFleetPackets(now, agents)) {
     const result = await ingestPacket(packet, { kind: "cli", actor: "demo" });
     threads.add(result.thread_key);
     if (!result.duplicate) stored++;
   }
-  return { agents: plans().length, threads: threads.size, stored };
+  return { agents, threads: threads.size, stored };
 }
