@@ -123,7 +123,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
       {board && board.total === 0 && !search ? (
         <EmptyBoard />
       ) : (
-        <div className="flex min-h-0 flex-1 gap-3 overflow-x-auto" aria-label="Board" role="group">
+        <div className="flex min-h-0 flex-1 snap-x snap-mandatory gap-3 overflow-x-auto md:snap-none" aria-label="Board" role="group">
           {columns.map((column, index) => (
             <BoardColumn
               key={column.id}

@@ -65,7 +65,7 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, focusReq
     );
   }
   return (
-    <section aria-labelledby={headingId} className="flex min-h-0 min-w-64 flex-1 basis-0 flex-col rounded-xl bg-sunken/60" data-column={id}>
+    <section aria-labelledby={headingId} className="flex min-h-0 min-w-[85vw] flex-1 basis-0 snap-start flex-col rounded-xl bg-sunken/60 md:min-w-64" data-column={id}>
       <h2 id={headingId} className="flex items-baseline justify-between px-3 pt-3 pb-2 text-sm font-semibold">
         <span>{title}</span>
         {countPill}

@@ -71,7 +71,7 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
     </Field>
   );
   return (
-    <form role="search" aria-label="Filter the board" className="flex flex-wrap items-end gap-2" onSubmit={(event) => event.preventDefault()}>
+    <form role="search" aria-label="Filter the board" className="grid w-full grid-cols-2 items-end gap-2 md:flex md:w-auto md:flex-wrap [&_input]:w-full [&_select]:w-full md:[&_input]:w-auto md:[&_select]:w-auto" onSubmit={(event) => event.preventDefault()}>
       {text("q", "Search (/)", searchRef)}
       {text("agent", "Agent")}
       {text("project", "Project")}
