@@ -5,7 +5,6 @@ import { useCallback } from "react";
 import type { z } from "zod";
 import type { LedgerEventDto } from "../events/dto";
 import { fetchParsed } from "./fetch-parsed";
-import { fetchRevalidated } from "./fetch-revalidated";
 import { useLedgerRefresh, type LedgerRefreshRule } from "./use-ledger-refresh";
 
 export interface UseLiveQueryOptions<T> {
@@ -23,7 +22,7 @@ export interface UseLiveQueryOptions<T> {
   /** Keeps showing the previous filters' data while new ones load. */
   keepPrevious?: boolean;
   refetchInterval?: number;
-  /** The URL answers with an ETag: refetches send If-None-Match and keep the data on 304 (fetch-revalidated.ts). */
+  /** The URL answers with an ETag: refetches send If-None-Match and keep the data on 304 (fetch-parsed.ts). */
   revalidate?: boolean;
   /** How ledger events refresh it (LedgerRefreshRule.gapFor; default: every event, throttled). */
   gapFor?: (events: LedgerEventDto[]) => number | null;
@@ -46,7 +45,7 @@ export function useLiveQuery<T>(options: UseLiveQueryOptions<T>) {
   const queryClient = useQueryClient();
   const query = useQuery<T, Error, T>({
     queryKey,
-    queryFn: () => (options.revalidate ? fetchRevalidated(url, schema, what, queryClient.getQueryData<T>(queryKey)) : fetchParsed(url, schema, what)),
+    queryFn: () => fetchParsed(url, schema, what, options.revalidate ? queryClient.getQueryData<T>(queryKey) : undefined),
     initialData: options.initialData,
     initialDataUpdatedAt: options.initialDataUpdatedAt,
     placeholderData: options.keepPrevious ? keepPreviousData : undefined,

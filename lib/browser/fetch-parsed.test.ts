@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { fetchRevalidated } from "./fetch-revalidated";
+import { fetchParsed } from "./fetch-parsed";
 
 const schema = z.object({ n: z.number() });
 
 afterEach(() => vi.unstubAllGlobals());
 
-describe("fetchRevalidated", () => {
+describe("fetchParsed with the answer it holds", () => {
   it("sends the ETag of what it holds, keeps it on 304, and takes a new answer otherwise", async () => {
     const calls: RequestInit[] = [];
     const answers = [
@@ -18,9 +18,9 @@ describe("fetchRevalidated", () => {
       calls.push(init);
       return Promise.resolve(answers.shift()!);
     });
-    const first = await fetchRevalidated("/api/v1/board", schema, "the board", undefined);
-    const same = await fetchRevalidated("/api/v1/board", schema, "the board", first);
-    const next = await fetchRevalidated("/api/v1/board", schema, "the board", same);
+    const first = await fetchParsed("/api/v1/board", schema, "the board");
+    const same = await fetchParsed("/api/v1/board", schema, "the board", first);
+    const next = await fetchParsed("/api/v1/board", schema, "the board", same);
     expect(same).toBe(first);
     expect(next).toEqual({ n: 2 });
     expect(calls.map((init) => (init.headers as Record<string, string>)["if-none-match"])).toEqual([undefined, 'W/"one"', 'W/"one"']);
@@ -33,7 +33,7 @@ describe("fetchRevalidated", () => {
       calls.push(init);
       return Promise.resolve(new Response(JSON.stringify({ n: 3 }), { status: 200 }));
     });
-    expect(await fetchRevalidated("/api/v1/board", schema, "the board", { n: 0 })).toEqual({ n: 3 });
+    expect(await fetchParsed("/api/v1/board", schema, "the board", { n: 0 })).toEqual({ n: 3 });
     expect((calls[0]!.headers as Record<string, string>)["if-none-match"]).toBeUndefined();
   });
 });
