@@ -3,9 +3,8 @@ import "./bin/server-only.js";
 import { defineConfig } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./e2e/support/chromium";
 import { ADMIN_STATE } from "./e2e/support/people";
-import { E2E_RESULTS } from "./e2e/support/paths";
+import { E2E_BASE_URL, E2E_PORT, E2E_RESULTS } from "./e2e/support/paths";
 
-export const E2E_PORT = Number(process.env.BATON_E2E_PORT ?? 3210);
 
 /**
  * The PostgreSQL pass (npm run test:postgresql) runs every spec against the suite's server
@@ -30,7 +29,7 @@ export default defineConfig({
   outputDir: `${E2E_RESULTS}/playwright`,
   timeout: 60_000,
   use: {
-    baseURL: `http://127.0.0.1:${E2E_PORT}`,
+    baseURL: E2E_BASE_URL,
     browserName: "chromium",
     launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS },
     trace: "off",
@@ -49,7 +48,7 @@ export default defineConfig({
   ],
   webServer: {
     command: "tsx --conditions=react-server e2e/support/serve.ts",
-    url: `http://127.0.0.1:${E2E_PORT}/api/v1/health`,
+    url: `${E2E_BASE_URL}/api/v1/health`,
     reuseExistingServer: false,
     timeout: 120_000,
     stdout: "pipe",

@@ -153,9 +153,9 @@ test.describe("POST /api/v1/packets: 401 and 403", () => {
   });
 
   test("401 once a token is revoked", async ({ request, agentToken }) => {
-    const token = createToken(uniqueId("revoked"), ["packets:write", "packets:read"]);
+    const token = await createToken(uniqueId("revoked"), ["packets:write", "packets:read"]);
     await storePacket(request, token, packetFor(uniqueId("before-revocation")));
-    revokeToken(token);
+    await revokeToken(token);
     const thread = uniqueId("after-revocation");
     await expectError(await postPacket(request, token, packetFor(thread)), 401, "unauthenticated");
     await expectError(await request.get("/api/v1/threads", { headers: bearer(token) }), 401, "unauthenticated");
@@ -163,8 +163,8 @@ test.describe("POST /api/v1/packets: 401 and 403", () => {
   });
 
   test("403 for a read-only token writing and for a write-only token reading", async ({ request, agentToken }) => {
-    const readOnly = createToken(uniqueId("read-only"), ["packets:read"]);
-    const writeOnly = createToken(uniqueId("write-only"), ["packets:write"]);
+    const readOnly = await createToken(uniqueId("read-only"), ["packets:read"]);
+    const writeOnly = await createToken(uniqueId("write-only"), ["packets:write"]);
 
     const thread = uniqueId("forbidden-write");
     const refused = await expectError(await postPacket(request, readOnly, packetFor(thread)), 403, "forbidden");
@@ -365,7 +365,7 @@ test.describe("POST /api/v1/packets: 415 and 422", () => {
   test("an Idempotency-Key is scoped to its token, and must be 1 to 200 characters", async ({ request, agentToken }) => {
     const key = uniqueId("shared-key");
     expect((await postPacket(request, agentToken, packetFor(uniqueId("scoped-a")), { "idempotency-key": key })).status()).toBe(201);
-    const otherToken = createToken(uniqueId("other-agent"), ["packets:write"]);
+    const otherToken = await createToken(uniqueId("other-agent"), ["packets:write"]);
     const other = await postPacket(request, otherToken, packetFor(uniqueId("scoped-b")), { "idempotency-key": key });
     expect(other.status(), await other.text()).toBe(201);
 

@@ -141,7 +141,7 @@ test("push fails with a clear message without a token, and line by line with a t
   expect(noToken.code).not.toBe(0);
   expect(noToken.stderr).toContain("BATON_TOKEN");
 
-  const readOnly = createToken(uniqueId("cli-read-only"), ["packets:read"]);
+  const readOnly = await createToken(uniqueId("cli-read-only"), ["packets:read"]);
   const denied = await batonPush(baseURL!, readOnly, [file]);
   expect(denied.code).not.toBe(0);
   expect(denied.lines).toEqual([expect.stringMatching(new RegExp(`^${escapeRegExp(file)}: failed \\(HTTP 403\\): .*packets:write`))]);

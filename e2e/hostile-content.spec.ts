@@ -126,7 +126,7 @@ test.describe("XSS payloads in every agent-provided field, on every page: nothin
     const long = (await storePacket(request, agentToken, hostilePacket(`${run} long`, [LONG_PAYLOAD]))).thread_key;
     const watched = `${run} watched`;
     await writeWatchedWorkspace(request, agentToken, watchDir, watched);
-    createToken(`${PATH_PAYLOADS[0]} ${run}`.slice(0, 100), ["packets:read"]);
+    await createToken(`${PATH_PAYLOADS[0]} ${run}`.slice(0, 100), ["packets:read"]);
     ingested = { run, everything, v1, v2, perPayload, long, watched };
   });
 

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { get as httpGet, type ClientRequest } from "node:http";
 import path from "node:path";
@@ -13,7 +12,7 @@ import { fromPage, signInApi } from "./support/people";
 import { migrateDatabase } from "../lib/db/migrate/index";
 import { recordFigure } from "../testing/reliability";
 import { createPostgresqlDatabase, testsRunOnPostgresql } from "../testing/postgresql";
-import { batonCli, freePort } from "./support/own-server";
+import { batonCli, freePort, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { startTestReceiver, type TestReceiver } from "../testing/webhook-receiver";
 
 /**
@@ -30,7 +29,8 @@ import { startTestReceiver, type TestReceiver } from "../testing/webhook-receive
 
 const STALE_SECONDS = 6;
 const CHECK_SECONDS = 1;
-const SERVER_START_TIMEOUT_MS = 60_000;
+// Two servers, each given up to 90 s to answer (e2e/support/own-server.ts).
+const SERVER_START_TIMEOUT_MS = 2 * 90_000;
 /** A card ingested on A must be on B's board within this (the measured figure is recorded). */
 const LIVE_BOUND_MS = 5_000;
 const ADMIN = { username: "instances-admin", password: "instances e2e password" };
@@ -39,63 +39,36 @@ const ADMIN = { username: "instances-admin", password: "instances e2e password" 
 if (!testsRunOnPostgresql()) throw new Error("instances.spec.ts needs the PostgreSQL pass: npm run test:postgresql with BATON_TEST_POSTGRESQL_URL");
 test.describe.configure({ mode: "serial" });
 
-interface Instance {
+interface Instance extends OwnServer {
   name: string;
-  baseURL: string;
-  child: ChildProcess;
-  log: string[];
   api: APIRequestContext;
 }
 
 /** The suite's build (BATON_DIST_DIR, as next.config.ts reads it), served by one more `next start` on the shared database. */
 async function startInstance(name: string, databaseUrl: string): Promise<Instance> {
-  const port = await freePort();
-  const baseURL = `http://127.0.0.1:${port}`;
-  const log: string[] = [];
-  // Idle keep-alive connections outlive the spec's pauses: a server closing one just as the
-  // client reuses it would answer a request with a reset (a harness race, not Baton's).
-  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1", "--keepAliveTimeout", "120000"], {
-    stdio: ["ignore", "pipe", "pipe"],
+  const server = await startOwnServer({
+    databaseUrl,
+    port: await freePort(),
+    // Idle keep-alive connections outlive the spec's pauses: a server closing one just as the
+    // client reuses it would answer a request with a reset (a harness race, not Baton's).
+    args: ["--keepAliveTimeout", "120000"],
     env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      BATON_DIST_DIR: process.env.BATON_DIST_DIR ?? ".next",
-      BATON_WATCH_DIRS: "",
       BATON_STALE_HOURS: (STALE_SECONDS / 3600).toString(),
       BATON_STALE_CHECK_SECONDS: String(CHECK_SECONDS),
       BATON_RATE_LIMIT_PER_MINUTE: "1000000",
       BATON_RATE_LIMIT_BURST: "100000",
       // The webhook receiver listens on 127.0.0.1: allowed only when listed (decision 025).
       BATON_WEBHOOK_ALLOWED_TARGETS: "127.0.0.1",
-      NEXT_TELEMETRY_DISABLED: "1",
     },
   });
-  child.stdout?.on("data", (chunk: Buffer) => log.push(chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => log.push(chunk.toString()));
-  child.on("exit", (code, signal) => log.push(`[instances.spec] instance ${name} exited: code ${code}, signal ${signal}\n`));
-  const deadline = Date.now() + SERVER_START_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`instance ${name} exited (${child.exitCode}):\n${log.join("")}`);
-    const ok = await fetch(`${baseURL}/api/v1/health`).then((response) => response.ok, () => false);
-    if (ok) return { name, baseURL, child, log, api: await playwrightRequest.newContext({ baseURL, storageState: { cookies: [], origins: [] } }) };
-    if (Date.now() > deadline) {
-      child.kill("SIGTERM");
-      throw new Error(`instance ${name} did not answer within ${SERVER_START_TIMEOUT_MS} ms:\n${log.join("")}`);
-    }
-    await sleep(250);
-  }
+  return { ...server, name, api: await playwrightRequest.newContext({ baseURL: server.baseURL, storageState: { cookies: [], origins: [] } }) };
 }
 
 async function stopInstance(instance: Instance): Promise<void> {
   await instance.api.dispose().catch(() => undefined);
-  if (instance.child.exitCode === null && instance.child.signalCode === null) {
-    const started = Date.now();
-    const exited = new Promise((resolve) => instance.child.once("exit", resolve));
-    instance.child.kill("SIGTERM");
-    await Promise.race([exited, sleep(10_000)]);
-    if (instance.child.exitCode === null && instance.child.signalCode === null) instance.child.kill("SIGKILL");
-    instance.log.push(`[instances.spec] stopping took ${Date.now() - started} ms\n`);
-  }
+  const started = Date.now();
+  await stopOwnServer(instance);
+  instance.log.push(`[instances.spec] stopping took ${Date.now() - started} ms\n`);
   // Kept for whoever reads a failure.
   mkdirSync(E2E_RESULTS, { recursive: true });
   writeFileSync(path.join(E2E_RESULTS, `instances-${instance.name}.log`), instance.log.join(""));

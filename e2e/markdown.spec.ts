@@ -55,11 +55,11 @@ test.describe("GET /api/v1/packets/{id}/markdown", () => {
     await expectError(await request.get(url), 401, "unauthenticated");
     await expectError(await request.get(url, { headers: { authorization: "Bearer btn_nope_nope" } }), 401, "unauthenticated");
 
-    const revoked = createToken(uniqueId("markdown-revoked"), ["packets:read"]);
-    revokeToken(revoked);
+    const revoked = await createToken(uniqueId("markdown-revoked"), ["packets:read"]);
+    await revokeToken(revoked);
     await expectError(await request.get(url, { headers: bearer(revoked) }), 401, "unauthenticated");
 
-    const writeOnly = createToken(uniqueId("markdown-write-only"), ["packets:write"]);
+    const writeOnly = await createToken(uniqueId("markdown-write-only"), ["packets:write"]);
     const error = await expectError(await request.get(url, { headers: bearer(writeOnly) }), 403, "forbidden");
     expect(error.details).toEqual({ required_scope: "packets:read", token_scopes: ["packets:write"] });
   });

@@ -1,6 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -8,6 +6,7 @@ import { request as playwrightRequest, type APIRequestContext, type Page } from 
 import { createToken, expect, test } from "./support/fixtures";
 import { bearer, packetFor, storePacket, threadPath, uniqueId } from "./support/api";
 import { column, waitForLive, type ColumnTitle } from "./support/board";
+import { batonCli, createOwnToken, freePort, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { signInApi } from "./support/people";
 import { threadHref } from "../lib/views/threads/href";
 
@@ -27,7 +26,6 @@ import { threadHref } from "../lib/views/threads/href";
 // enough to wait for: the silence is real time on the server's clock (decision 037).
 const STALE_SECONDS = 8;
 const CHECK_SECONDS = 1;
-const SERVER_START_TIMEOUT_MS = 90_000;
 
 type SessionKind = "session_started" | "heartbeat" | "session_ended";
 
@@ -44,7 +42,7 @@ async function report(request: APIRequestContext, token: string, key: string, ki
 const cardIn = (page: Page, title: ColumnTitle, key: string) => column(page, title).locator(`[data-thread-key="${key}"]`);
 
 test("a heartbeat moves a card to Running; an ended session moves it back", async ({ page, request, agentToken }) => {
-  const eventsToken = createToken(`e2e-sessions-${process.pid}`, ["events:write"]);
+  const eventsToken = await createToken(`e2e-sessions-${process.pid}`, ["events:write"]);
   const key = uniqueId("running");
   await storePacket(request, agentToken, packetFor(key, { agent: "running-agent" }));
   await page.goto(`/?q=${key}`);
@@ -61,7 +59,7 @@ test("a heartbeat moves a card to Running; an ended session moves it back", asyn
 });
 
 test("session events need a token with events:write and a thread that has a packet", async ({ request, agentToken }) => {
-  const eventsToken = createToken(`e2e-sessions-${process.pid}`, ["events:write"]);
+  const eventsToken = await createToken(`e2e-sessions-${process.pid}`, ["events:write"]);
   const key = uniqueId("no-packet-yet");
   const unknown = await postEvent(request, eventsToken, key, "session_started");
   expect(unknown.status()).toBe(404);
@@ -74,32 +72,8 @@ test("session events need a token with events:write and a thread that has a pack
   expect(((await bad.json()) as { error: { details: { fields: { field: string }[] } } }).error.details.fields.map((f) => f.field)).toEqual(["at"]);
 });
 
-/** A free TCP port on the loopback interface. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-/** The `baton` CLI against the spec's own database. */
-function baton(databaseUrl: string, args: string[], env: Record<string, string> = {}): string {
-  return execFileSync(process.execPath, ["bin/baton.js", ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-  }).trim();
-}
-
-interface QuickStaleServer {
-  baseURL: string;
+interface QuickStaleServer extends OwnServer {
   databaseUrl: string;
-  child: ChildProcess;
-  log: string[];
   folder: string;
 }
 
@@ -107,44 +81,18 @@ interface QuickStaleServer {
 async function startQuickStaleServer(): Promise<QuickStaleServer> {
   const folder = mkdtempSync(path.join(tmpdir(), "baton-e2e-watchdog-"));
   const databaseUrl = `file:${path.join(folder, "baton.db")}`;
-  const port = await freePort();
-  const baseURL = `http://127.0.0.1:${port}`;
-  const log: string[] = [];
   // The CLI migrates the fresh database before it writes.
-  baton(databaseUrl, ["user", "create", "watchdog-admin", "--role", "admin"], { BATON_PASSWORD: "watchdog e2e password" });
-  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      BATON_WATCH_DIRS: "",
-      BATON_STALE_HOURS: (STALE_SECONDS / 3600).toString(),
-      BATON_STALE_CHECK_SECONDS: String(CHECK_SECONDS),
-      NEXT_TELEMETRY_DISABLED: "1",
-    },
+  batonCli(databaseUrl, ["user", "create", "watchdog-admin", "--role", "admin"], { BATON_PASSWORD: "watchdog e2e password" });
+  const server = await startOwnServer({
+    databaseUrl,
+    port: await freePort(),
+    env: { BATON_STALE_HOURS: (STALE_SECONDS / 3600).toString(), BATON_STALE_CHECK_SECONDS: String(CHECK_SECONDS) },
   });
-  child.stdout?.on("data", (chunk: Buffer) => log.push(chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => log.push(chunk.toString()));
-  const deadline = Date.now() + SERVER_START_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the second server exited (${child.exitCode}):\n${log.join("")}`);
-    const ok = await fetch(`${baseURL}/api/v1/health`).then((response) => response.ok, () => false);
-    if (ok) return { baseURL, databaseUrl, child, log, folder };
-    if (Date.now() > deadline) {
-      child.kill("SIGTERM");
-      throw new Error(`the second server did not answer within ${SERVER_START_TIMEOUT_MS} ms:\n${log.join("")}`);
-    }
-    await sleep(250);
-  }
+  return { ...server, databaseUrl, folder };
 }
 
 async function stopQuickStaleServer(server: QuickStaleServer): Promise<void> {
-  if (server.child.exitCode === null) {
-    const exited = new Promise((resolve) => server.child.once("exit", resolve));
-    server.child.kill("SIGTERM");
-    await Promise.race([exited, sleep(10_000)]);
-    if (server.child.exitCode === null) server.child.kill("SIGKILL");
-  }
+  await stopOwnServer(server);
   rmSync(server.folder, { recursive: true, force: true });
 }
 
@@ -152,7 +100,7 @@ test.describe("with a stale threshold of seconds", () => {
   let server: QuickStaleServer | undefined;
 
   test.beforeAll(async () => {
-    test.setTimeout(SERVER_START_TIMEOUT_MS + 30_000);
+    test.setTimeout(120_000);
     server = await startQuickStaleServer();
   });
 
@@ -163,7 +111,7 @@ test.describe("with a stale threshold of seconds", () => {
   test("a heartbeat moves a card to Running and silence moves it to Stale", async ({ browser }) => {
     test.setTimeout(120_000);
     const { baseURL, databaseUrl } = server!;
-    const token = baton(databaseUrl, ["token", "create", "--name", "watchdog-agent", "--scope", "packets:write", "packets:read", "events:write"]).split("\n").pop()!;
+    const token = createOwnToken(databaseUrl, "watchdog-agent", ["packets:write", "packets:read", "events:write"]);
     const api = await playwrightRequest.newContext({ baseURL });
     const context = await browser.newContext({ baseURL, storageState: { cookies: [], origins: [] } });
     try {

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 /**
  * A `next start` of the suite's production build that a spec owns: its own port,
  * database file and settings, started and killed by the spec (the overload, crash
- * and memory specs). The child is Next's own server process (node runs Next's bin
+ * and memory specs, the watchdog's quick-stale server, the PostgreSQL instances). The child is Next's own server process (node runs Next's bin
  * directly, like e2e/support/serve.ts), so its pid is the one to signal and to sample.
  */
 
@@ -55,11 +55,11 @@ export const logTail = (server: OwnServer, lines = 40) => server.log.join("").sp
  * Starts the build in BATON_DIST_DIR (the one the suite built) on `port` against
  * `databaseUrl`, with `env` on top; resolves once /api/v1/health answers.
  */
-export async function startOwnServer(options: { databaseUrl: string; port: number; env?: Record<string, string> }): Promise<OwnServer> {
+export async function startOwnServer(options: { databaseUrl: string; port: number; env?: Record<string, string>; args?: string[] }): Promise<OwnServer> {
   const { databaseUrl, port } = options;
   const baseURL = `http://127.0.0.1:${port}`;
   const log: string[] = [];
-  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1", ...(options.args ?? [])], {
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       ...process.env,
@@ -73,6 +73,7 @@ export async function startOwnServer(options: { databaseUrl: string; port: numbe
   });
   child.stdout?.on("data", (chunk: Buffer) => log.push(chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => log.push(chunk.toString()));
+  child.on("exit", (code, signal) => log.push(`[own-server] exited: code ${code}, signal ${signal}\n`));
   const server: OwnServer = { baseURL, port, child, pid: child.pid!, log };
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {

@@ -6,6 +6,10 @@ import path from "node:path";
  */
 export const E2E_RESULTS = process.env.BATON_E2E_RESULTS ?? "test-results";
 
+/** The suite's server: playwright.config.ts starts it there (e2e/support/serve.ts). */
+export const E2E_PORT = Number(process.env.BATON_E2E_PORT ?? 3210);
+export const E2E_BASE_URL = `http://127.0.0.1:${E2E_PORT}`;
+
 /** Where the end-to-end server keeps its database and watched folder; wiped at each run. */
 export const E2E_ROOT = path.resolve(E2E_RESULTS, "e2e-server");
 /** A SQLite file there, or the PostgreSQL database `npm run test:postgresql` names (recreated at each run). */
