@@ -31,8 +31,9 @@ export interface PreparedPacket {
 export function preparePacket(value: unknown, receivedAtMs: number, boundProject?: string): PreparedPacket {
   const redaction = redactSecrets(value);
   const input = validatePacket(redaction.value);
-  const normalised = normalisePacket(input, redaction.value as Record<string, unknown>);
-  const { received, canonical } = withBoundProject(redaction.value as Record<string, unknown>, normalised.canonical, boundProject);
+  const redacted = redaction.value as Record<string, unknown>;
+  const normalised = normalisePacket(input, redacted);
+  const { received, canonical } = withBoundProject(redacted, normalised.canonical, boundProject);
   const { notes } = normalised;
   const contentHash = packetContentHash(received);
   const risks = canonical.open_risks ?? [];
@@ -50,4 +51,3 @@ export function preparePacket(value: unknown, receivedAtMs: number, boundProject
     secretsRedacted: { count: redaction.count, kinds: redaction.kinds },
   };
 }
-
