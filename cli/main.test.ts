@@ -91,7 +91,7 @@ describe("baton token", () => {
 
     expect(await main(["token", "list"])).toBe(0);
     const listed = lines(log).find((line) => line.startsWith(display));
-    expect(listed).toMatch(new RegExp(`^${display.replace(/\./g, "\\.")}  to-revoke  packets:write  last used never$`));
+    expect(listed).toMatch(new RegExp(`^${display.replace(/\./g, "\\.")}  to-revoke  packets:write  any project  last used never$`));
     expect(lines(log).join("\n")).not.toContain(token);
     log.mockClear();
 
@@ -103,6 +103,21 @@ describe("baton token", () => {
 
     expect(await main(["token", "list"])).toBe(0);
     expect(lines(log).find((line) => line.startsWith(display))).toMatch(/  revoked \d{4}-\d\d-\d\dT/);
+  });
+
+  it("binds a token to a project with --project, shows it in the list, and refuses a blank one naming the option's rule", async () => {
+    expect(await main(["token", "create", "--name", "billing agent", "--project", " billing "])).toBe(0);
+    const token = lines(log)[0]!;
+    expect(lines(error).join("\n")).toContain("(packets:write, project billing)");
+    expect(await authenticateBearer(`Bearer ${token}`, "packets:write")).toMatchObject({ name: "billing agent", project: "billing" });
+    log.mockClear();
+    expect(await main(["token", "list"])).toBe(0);
+    expect(lines(log).find((line) => line.startsWith(token.slice(0, 12)))).toContain("  billing agent  packets:write  project billing  last used ");
+
+    error.mockClear();
+    expect(await main(["token", "create", "--name", "blank project", "--project", "  "])).toBe(1);
+    expect(lines(error).join("\n")).toContain("project must not be blank");
+    expect((await listApiTokens()).some((listed) => listed.name === "blank project")).toBe(false);
   });
 
   it("fails to revoke an unknown token", async () => {

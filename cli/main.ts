@@ -94,16 +94,21 @@ Examples:
     .addOption(
       new Option("--scope <scope...>", "scopes the token carries").choices([...TOKEN_SCOPES]).default(["packets:write"]),
     )
-    .action(async (options: { name: string; scope: TokenScope[] }) => {
+    .option(
+      "--project <name>",
+      "bind the token to a project: its packets without a project take this one, and it writes only this project's threads",
+    )
+    .action(async (options: { name: string; scope: TokenScope[]; project?: string }) => {
       const { createApiToken } = await import("../lib/auth/tokens");
       await prepareDatabase();
-      const { token: secret, summary } = await createApiToken(options.name, options.scope);
-      console.error(`Created ${summary.display} (${summary.scopes.join(", ")}). It is shown once; store it now:`);
+      const { token: secret, summary } = await createApiToken(options.name, options.scope, "cli", options.project);
+      const bound = summary.project === null ? "" : `, project ${summary.project}`;
+      console.error(`Created ${summary.display} (${summary.scopes.join(", ")}${bound}). It is shown once; store it now:`);
       console.log(secret);
     });
   token
     .command("list")
-    .description("List tokens (prefix...last4, scopes, last use).")
+    .description("List tokens (prefix...last4, name, scopes, project, last use).")
     .action(async () => {
       const { listApiTokens } = await import("../lib/auth/tokens");
       await prepareDatabase();
@@ -111,7 +116,7 @@ Examples:
       if (!rows.length) console.log("no tokens; create one with `baton token create --name NAME`");
       for (const row of rows) {
         const state = row.revoked_at ? `revoked ${row.revoked_at}` : `last used ${row.last_used_at ?? "never"}`;
-        console.log(`${row.display}  ${row.name}  ${row.scopes.join(",")}  ${state}`);
+        console.log(`${row.display}  ${row.name}  ${row.scopes.join(",")}  ${row.project === null ? "any project" : `project ${row.project}`}  ${state}`);
       }
     });
   token

@@ -88,9 +88,14 @@ test("an admin changes a person's role on the users page, and the server enforce
 
 test("an admin creates a token in the browser (shown once), it works, and revoking it refuses the next request", async ({ page, request }) => {
   const name = uniqueId("ui-token");
+  const project = uniqueId("ui-project");
   await page.goto("/admin/tokens");
   const form = page.getByRole("form", { name: "Create a token" });
   await form.getByLabel("Name").fill(name);
+  // The project is the next stop after the name, typed from the keyboard (decision 056).
+  await page.keyboard.press("Tab");
+  await expect(form.getByLabel("Project (optional)")).toBeFocused();
+  await page.keyboard.type(project);
   await form.getByRole("checkbox", { name: "packets:read" }).check();
   await form.getByRole("button", { name: "Create token" }).click();
   const shown = page.getByLabel(`New token for ${name}`);
@@ -101,7 +106,10 @@ test("an admin creates a token in the browser (shown once), it works, and revoki
   const row = page.getByRole("table", { name: "API tokens" }).getByRole("row").filter({ hasText: name });
   await expect(row).toContainText(`${token.split("_").slice(0, 2).join("_")}...${token.slice(-4)}`);
   await expect(row).toContainText("packets:read");
-  expect((await postPacket(request, token, packetFor(uniqueId("via-ui-token")))).status()).toBe(201);
+  await expect(row).toContainText(project);
+  const stored = await postPacket(request, token, packetFor(uniqueId("via-ui-token"), { thread: undefined, task_id: "T-001" }));
+  expect(stored.status()).toBe(201);
+  expect((await stored.json()).thread_key).toBe(`${project}@#T-001`);
 
   await page.reload();
   await expect(page.getByText(token)).toHaveCount(0);

@@ -14,7 +14,7 @@ import { Panel } from "@/components/ui/panel";
 import { ShownOnce } from "./shown-once";
 
 export const TOKENS_KEY = ["tokens"] as const;
-const LABELS: Record<string, string> = { name: "Name", scopes: "Scopes" };
+const LABELS: Record<string, string> = { name: "Name", scopes: "Scopes", project: "Project" };
 const DEFAULT_SCOPES: TokenScope[] = ["packets:write"];
 
 /** Creates a token; its secret lives only in this component's state, so a reload forgets it. */
@@ -24,11 +24,12 @@ export function CreateTokenForm() {
   const queryClient = useQueryClient();
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<TokenScope[]>(DEFAULT_SCOPES);
+  const [project, setProject] = useState("");
   const [problem, setProblem] = useState<Problem | null>(null);
   const [created, setCreated] = useState<{ token: string; name: string } | null>(null);
 
   const create = useMutation({
-    mutationFn: (input: { name: string; scopes: TokenScope[] }) => sendJson("POST", "/api/v1/tokens", input, createdTokenSchema),
+    mutationFn: (input: { name: string; scopes: TokenScope[]; project?: string }) => sendJson("POST", "/api/v1/tokens", input, createdTokenSchema),
     // Only the summary goes into the list (newest first); the secret stays in this form's state.
     onSuccess: (result) => {
       if (result.ok) queryClient.setQueryData<TokenSummary[]>(TOKENS_KEY, addRow(result.data.summary, "first"));
@@ -44,7 +45,8 @@ export function CreateTokenForm() {
     setCreated(null);
     let result: Awaited<ReturnType<typeof create.mutateAsync>>;
     try {
-      result = await create.mutateAsync({ name, scopes });
+      // Blank leaves the token unbound (docs/decisions/056-project-bound-tokens.md); the server checks the name.
+      result = await create.mutateAsync({ name, scopes, ...(project.trim() ? { project } : {}) });
     } catch (error) {
       setProblem(localProblem([], error instanceof Error ? error.message : "Creating the token failed."));
       return;
@@ -56,6 +58,7 @@ export function CreateTokenForm() {
     setCreated({ token: result.data.token, name: result.data.summary.name });
     setName("");
     setScopes(DEFAULT_SCOPES);
+    setProject("");
   }
 
   return (
@@ -67,6 +70,9 @@ export function CreateTokenForm() {
         <FormAlert problem={problem} id={alertId} />
         <Field label="Name">
           <Input name="name" value={name} onChange={(event) => setName(event.target.value)} autoComplete="off" maxLength={100} className="max-w-sm" {...fieldAria(problem, "name", alertId)} />
+        </Field>
+        <Field label="Project (optional)" hint="Binds the token to one project: its packets without a project take this one, and it writes only this project's threads. Leave blank for any project." hintId={`${id}-project-hint`}>
+          <Input name="project" value={project} onChange={(event) => setProject(event.target.value)} autoComplete="off" className="max-w-sm" {...fieldAria(problem, "project", alertId, `${id}-project-hint`)} />
         </Field>
         <fieldset {...fieldAria(problem, "scopes", alertId)}>
           <legend className="mb-1 text-xs text-muted">Scopes</legend>

@@ -64,7 +64,7 @@ export function TokensAdmin({ initialTokens }: { initialTokens: TokenSummary[] }
               <caption className="sr-only">API tokens</caption>
               <thead className="text-xs text-muted">
                 <tr>
-                  {["Name", "Token", "Scopes", "Created", "Last used", "Revoked"].map((heading) => (
+                  {["Name", "Token", "Scopes", "Project", "Created", "Last used", "Revoked"].map((heading) => (
                     <th key={heading} scope="col" className={HEAD}>
                       {heading}
                     </th>
@@ -82,6 +82,7 @@ export function TokensAdmin({ initialTokens }: { initialTokens: TokenSummary[] }
                     </th>
                     <td className={`${CELL} font-mono text-xs`}>{token.display}</td>
                     <td className={CELL}>{token.scopes.join(", ")}</td>
+                    <td className={CELL}>{token.project ?? <span className="text-muted">any</span>}</td>
                     <td className={CELL}>
                       <Moment iso={token.created_at} />
                     </td>

@@ -24,6 +24,8 @@ export const tokenSummarySchema = z.object({
   name: z.string(),
   display: z.string(),
   scopes: z.array(tokenScopeSchema),
+  /** The project the token is bound to (its packets take it; it writes only that project's threads), or null. */
+  project: z.string().nullable(),
   created_at: z.string(),
   last_used_at: z.string().nullable(),
   revoked_at: z.string().nullable(),

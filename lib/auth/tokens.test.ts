@@ -59,10 +59,23 @@ describe("API tokens", () => {
   it("authenticates the bearer token for its scopes", async () => {
     const { token, summary } = await createApiToken("pusher", ["packets:write", "packets:read"]);
     const auth = await authenticateBearer(`Bearer ${token}`, "packets:write");
-    expect(auth).toEqual({ id: summary.id, name: "pusher", scopes: ["packets:read", "packets:write"] });
+    expect(auth).toEqual({ id: summary.id, name: "pusher", scopes: ["packets:read", "packets:write"], project: null });
     expect(await authenticateBearer(`bearer   ${token} `, "packets:read")).toMatchObject({ id: summary.id });
     const db = await database();
     expect((await db.apiToken.findUniqueOrThrow({ where: { id: summary.id } })).lastUsedAt).toBeInstanceOf(Date);
+  });
+
+  it("binds a token to a project: listed, in the ledger and in what authenticates (decision 056)", async () => {
+    const { token, summary } = await createApiToken("bound", ["packets:write"], "cli:mei", "  billing  ");
+    expect(summary.project).toBe("billing");
+    expect((await listApiTokens()).find((item) => item.id === summary.id)?.project).toBe("billing");
+    expect(await authenticateBearer(`Bearer ${token}`, "packets:write")).toMatchObject({ id: summary.id, project: "billing" });
+    const db = await database();
+    const created = await db.ledgerEvent.findMany({ where: { kind: "token_created" } });
+    expect(created.map((event) => JSON.parse(event.data)).find((data) => data.token_id === summary.id)).toMatchObject({ project: "billing" });
+    const blank = await expectBatonError(createApiToken("blank project", ["packets:write"], "cli", " "), "invalid_request");
+    expect(blank.message).toContain("project must not be blank");
+    expect(blank.details).toEqual({ field: "project" });
   });
 
   it("refuses wrong and malformed tokens as unauthenticated", async () => {

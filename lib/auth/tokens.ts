@@ -6,6 +6,7 @@ import { newId } from "../db/ids";
 import { Prisma } from "../generated/prisma/client";
 import { appendLedgerEvents } from "../events/ledger";
 import { announceLedger } from "../events/bus";
+import { projectNameSchema } from "../contract/project-binding";
 import { tokenSummarySchema, type TokenSummary } from "./dto";
 import { TOKEN_SCOPES, tokenScopeSchema, type TokenScope } from "./token-scopes";
 
@@ -35,6 +36,7 @@ interface TokenRow {
   prefix: string;
   last4: string;
   scopes: string;
+  project: string | null;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
@@ -46,6 +48,7 @@ function summarise(row: TokenRow): TokenSummary {
     name: row.name,
     display: `${row.prefix}...${row.last4}`,
     scopes: row.scopes.split(",").filter(Boolean),
+    project: row.project,
     created_at: row.createdAt.toISOString(),
     last_used_at: row.lastUsedAt?.toISOString() ?? null,
     revoked_at: row.revokedAt?.toISOString() ?? null,
@@ -54,14 +57,19 @@ function summarise(row: TokenRow): TokenSummary {
 
 /** What the ledger records of a token: never the secret or its hash. */
 function tokenEventData(row: TokenRow): Record<string, unknown> {
-  return { token_id: row.id, name: row.name, display: `${row.prefix}...${row.last4}`, scopes: row.scopes.split(",") };
+  return { token_id: row.id, name: row.name, display: `${row.prefix}...${row.last4}`, scopes: row.scopes.split(","), project: row.project };
 }
 
-/** Creates a token; the secret is returned once and only its hash is stored. */
+/**
+ * Creates a token; the secret is returned once and only its hash is stored. A `project`
+ * binds it (docs/decisions/056-project-bound-tokens.md); it is read by the rules of a
+ * packet's project field.
+ */
 export async function createApiToken(
   name: string,
   scopes: TokenScope[],
   actor = "cli",
+  project?: string,
 ): Promise<{ token: string; summary: TokenSummary }> {
   const cleanName = name.trim();
   if (!cleanName || cleanName.length > 100) {
@@ -69,6 +77,10 @@ export async function createApiToken(
   }
   if (!scopes.length) {
     throw new BatonError("invalid_request", `Give at least one scope: ${TOKEN_SCOPES.join(", ")}.`, { field: "scopes" });
+  }
+  const boundProject = project === undefined ? null : projectNameSchema.safeParse(project);
+  if (boundProject && !boundProject.success) {
+    throw new BatonError("invalid_request", `${boundProject.error.issues[0]!.message}.`, { field: "project" });
   }
   const publicId = randomString(8, LOWER36);
   const token = `btn_${publicId}_${randomString(32, BASE62)}`;
@@ -82,6 +94,7 @@ export async function createApiToken(
         secretHash: hashSecret(token),
         last4: token.slice(-4),
         scopes: [...new Set(scopes)].sort().join(","),
+        project: boundProject?.data ?? null,
         createdAt: now,
       },
     });
@@ -119,6 +132,8 @@ export interface AuthenticatedToken {
   id: string;
   name: string;
   scopes: TokenScope[];
+  /** The project it is bound to, or null: it writes any thread (decision 056). */
+  project: string | null;
 }
 
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
@@ -140,8 +155,8 @@ export async function authenticateBearer(header: string | null, scope: TokenScop
   if (!parts) throw unauthenticated;
   // Every API request passes here: a direct statement, not an ORM query.
   const sql = await sqlExecutor();
-  const rows = await sql.query<{ id: string; name: string; secretHash: string; scopes: string; revokedAt: unknown }>(
-    Prisma.sql`SELECT "id", "name", "secretHash", "scopes", "revokedAt" FROM "ApiToken" WHERE "prefix" = ${`btn_${parts[1]}`}`,
+  const rows = await sql.query<{ id: string; name: string; secretHash: string; scopes: string; project: string | null; revokedAt: unknown }>(
+    Prisma.sql`SELECT "id", "name", "secretHash", "scopes", "project", "revokedAt" FROM "ApiToken" WHERE "prefix" = ${`btn_${parts[1]}`}`,
   );
   const row = rows[0];
   const expected = Buffer.from(row?.secretHash ?? "0".repeat(64), "hex");
@@ -166,5 +181,5 @@ export async function authenticateBearer(header: string | null, scope: TokenScop
       lastUsedWrites.delete(row.id);
     }
   }
-  return { id: row.id, name: row.name, scopes };
+  return { id: row.id, name: row.name, scopes, project: row.project };
 }

@@ -3,6 +3,7 @@ import { packetContentHash } from "./canonical-json";
 import type { CanonicalPacket } from "./canonical";
 import { lintPacket, type Flag } from "./lint";
 import { normalisePacket } from "./normalise";
+import { withBoundProject } from "./project-binding";
 import { highestSeverity, SEVERITIES, type Severity } from "./severity";
 import { threadKeyFor } from "./thread-key";
 import { validatePacket } from "./validate";
@@ -24,13 +25,16 @@ export interface PreparedPacket {
 /**
  * Validate, normalise, hash. Secrets are redacted first (lib/contract/secrets.ts), so
  * what is validated, hashed, stored, served, rendered and announced is the redacted
- * packet; the caller's value is not modified.
+ * packet; the caller's value is not modified. `boundProject` is the project of the
+ * token that sent it, when the token has one.
  */
-export function preparePacket(value: unknown, receivedAtMs: number): PreparedPacket {
+export function preparePacket(value: unknown, receivedAtMs: number, boundProject?: string): PreparedPacket {
   const redaction = redactSecrets(value);
   const input = validatePacket(redaction.value);
-  const received = redaction.value as Record<string, unknown>;
-  const { canonical, notes } = normalisePacket(input, received);
+  const redacted = redaction.value as Record<string, unknown>;
+  const normalised = normalisePacket(input, redacted);
+  const { received, canonical } = withBoundProject(redacted, normalised.canonical, boundProject);
+  const { notes } = normalised;
   const contentHash = packetContentHash(received);
   const risks = canonical.open_risks ?? [];
   const riskCounts = Object.fromEntries(SEVERITIES.map((s) => [s, 0])) as Record<Severity, number>;

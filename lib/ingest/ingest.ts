@@ -16,7 +16,7 @@ export type { IngestResult, IngestSource, IngestSourceKind } from "./types";
  */
 export async function ingestPacket(body: unknown, source: IngestSource, receivedAt = new Date()): Promise<IngestResult> {
   try {
-    const packet = preparePacket(body, receivedAt.getTime());
+    const packet = preparePacket(body, receivedAt.getTime(), source.project);
     const bodyHash = source.idempotency ? sha256Hex(canonicalJson(body)) : "";
     return await submitForStorage({ packet, source, receivedAt, bodyHash }, source.arrival);
   } finally {

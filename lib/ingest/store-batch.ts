@@ -7,8 +7,9 @@ import type { Flag } from "../contract/lint";
 import { appendLedgerEvents, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
 import { inChunks, insertRows, updateOnConflict } from "../db/sql";
+import { threadOutsideProject } from "../contract/project-binding";
 import { planVersion } from "./supersede";
-import { readThreads, THREAD_COLUMNS, THREAD_UPDATED_COLUMNS, threadFor, threadRow } from "./thread-state";
+import { readThreads, THREAD_COLUMNS, THREAD_UPDATED_COLUMNS, threadFor, threadRow, type ThreadState } from "./thread-state";
 import type { IngestResult, PendingPacket } from "./types";
 import { collectRows, QUESTION_COLUMNS, RISK_COLUMNS, VERSION_COLUMNS } from "./version-rows";
 
@@ -73,6 +74,10 @@ async function checkKeys(
   return newKeys;
 }
 
+/** A bound token's packet for a stored thread of another project (decision 056), or null. */
+const refusal = (tokenProject: string | undefined, thread: ThreadState | undefined) =>
+  tokenProject === undefined || thread === undefined ? null : threadOutsideProject(thread.key, thread.project, tokenProject);
+
 /**
  * Stores a batch of validated packets in the caller's transaction, in order, as
  * if one after another: dedupe by content hash, find or create each thread,
@@ -102,6 +107,11 @@ export async function storeBatch(
   for (const { item, index } of open) {
     const { packet, source, receivedAt } = item;
     const existing = known.get(packet.contentHash);
+    const refused = existing ? null : refusal(source.project, threads.get(packet.threadKey));
+    if (refused) {
+      results[index] = refused;
+      continue;
+    }
     let result: IngestResult;
     if (existing) {
       const thread = threads.get(existing.threadKey);

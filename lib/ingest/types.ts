@@ -11,6 +11,8 @@ export interface IngestSource {
   /** For watched files: the file and the workspace root (the folder holding outputs/). */
   sourcePath?: string;
   workspaceRoot?: string;
+  /** The project of the token that sent it, when the token is bound to one (decision 056). */
+  project?: string;
   /** An Idempotency-Key and the token it is scoped to. */
   idempotency?: { tokenId: string; key: string };
   /** The request's announcement to the writer (see batch-writer.ts), released on submit. */

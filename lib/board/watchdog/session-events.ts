@@ -9,6 +9,7 @@ import { Prisma } from "../../generated/prisma/client";
 import { announceLedger } from "../../events/bus";
 import { appendLedgerEvents } from "../../events/ledger";
 import { invisibleCharacter } from "../../contract/validate";
+import { threadOutsideProject } from "../../contract/project-binding";
 import { redactString } from "../../contract/secrets";
 import { SESSION_EVENT_KINDS } from "../../views/threads/dto";
 import { threadFiltersSchema } from "../../views/threads/filters";
@@ -81,6 +82,7 @@ function reportTime(request: SessionEventRequest, now: Date): Date {
 interface ThreadRow {
   id: string;
   activeVersionId: string | null;
+  project: string | null;
 }
 
 /** Whether the thread's latest ledger event is a heartbeat from less than a minute before `at`. */
@@ -99,19 +101,21 @@ async function heartbeatRecordedJustBefore(sql: SqlExecutor, threadKey: string, 
 export async function recordSessionEvent(
   threadKey: string,
   request: SessionEventRequest,
-  options: { actor: string; now?: Date },
+  options: { actor: string; now?: Date; /** The reporting token's project, when it is bound to one (decision 056). */ project?: string | null },
 ): Promise<SessionEventResultDto> {
   const now = options.now ?? new Date();
   const at = reportTime(request, now);
   const { applied, recorded } = await inTransaction(async (tx) => {
     const sql = await sqlExecutor(tx);
-    const [thread] = await sql.query<ThreadRow>(Prisma.sql`SELECT "id", "activeVersionId" FROM "Thread" WHERE "key" = ${threadKey}`);
+    const [thread] = await sql.query<ThreadRow>(Prisma.sql`SELECT "id", "activeVersionId", "project" FROM "Thread" WHERE "key" = ${threadKey}`);
     if (!thread?.activeVersionId) {
       throw new BatonError(
         "not_found",
         `Thread "${threadKey}" was not found: session events belong to a thread that has a packet. Send the thread's first packet (POST /api/v1/packets) before its session events, and check the key.`,
       );
     }
+    const refused = options.project ? threadOutsideProject(threadKey, thread.project, options.project) : null;
+    if (refused) throw refused;
     const changed = await tx.$executeRaw(
       Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
         WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,

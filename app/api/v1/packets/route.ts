@@ -22,6 +22,7 @@ async function storeRequest(request: Request, token: AuthenticatedToken, arrival
   const { status, body } = await ingestRequestBody(text, bytes, {
     kind: request.headers.get("baton-source") === "cli" ? "cli" : "http",
     actor: `token:${token.name}`,
+    project: token.project ?? undefined,
     idempotency: key ? { tokenId: token.id, key } : undefined,
     arrival,
   });

@@ -1,11 +1,14 @@
 import { z } from "zod";
 import { createdTokenSchema, tokenListSchema } from "@/lib/auth/dto";
 import { createApiToken, listApiTokens, tokenScopeSchema } from "@/lib/auth/tokens";
+import { projectNameSchema } from "@/lib/contract/project-binding";
 import { defineRoute } from "@/lib/http/route";
 
 const newTokenSchema = z.strictObject({
   name: z.string({ error: "name must be a string" }),
   scopes: z.array(tokenScopeSchema, { error: "scopes must be a list of packets:write, packets:read, events:write" }),
+  /** Binds the token to a project (docs/decisions/056-project-bound-tokens.md); absent or null: unbound. */
+  project: projectNameSchema.nullish(),
 });
 
 export const GET = defineRoute({
@@ -24,5 +27,5 @@ export const POST = defineRoute({
   auth: { kind: "person", role: "admin" },
   body: { schema: newTokenSchema, name: "token" },
   response: { kind: "json", status: 201, schema: createdTokenSchema },
-  handler: async ({ body, person }) => createApiToken(body.name, body.scopes, person.username),
+  handler: async ({ body, person }) => createApiToken(body.name, body.scopes, person.username, body.project ?? undefined),
 });

@@ -11,5 +11,5 @@ export const POST = defineRoute({
   body: { schema: sessionEventRequestSchema, name: "session event" },
   response: { kind: "json", status: 200, schema: sessionEventResultDto },
   errors: ["not_found"],
-  handler: ({ params, body, token }) => recordSessionEvent(params.key, body, { actor: `token:${token.name}` }),
+  handler: ({ params, body, token }) => recordSessionEvent(params.key, body, { actor: `token:${token.name}`, project: token.project }),
 });
