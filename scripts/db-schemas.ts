@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { HISTORY_DIR, MIGRATION_DIRS, POSTGRESQL_SCHEMA, SOURCE_SCHEMA, historyNames, migrationSql, readHistory } from "../lib/db/migrate/generate";
+import { HISTORY_DIR, MIGRATION_DIRS, POSTGRESQL_SCHEMA, SOURCE_SCHEMA, historyNames, migrationSql, readHistory, recordMigrationDigests } from "../lib/db/migrate/generate";
 import { derivePostgresqlSchema, type Dialect } from "../lib/db/migrate/schema-source";
 
 // `npm run db:schemas [-- --new <name>]`: keeps both databases' schema files and migrations generated from
@@ -49,6 +49,8 @@ for (const dialect of ["sqlite", "postgresql"] as const) {
     console.log(`wrote ${path.relative(process.cwd(), folder)}/migration.sql`);
   }
 }
+
+for (const key of recordMigrationDigests()) console.log(`recorded the digest of ${key} in prisma/migrations.sha256`);
 
 const last = historyNames().at(-1);
 if (!last || readHistory(last) !== source) {

@@ -1,6 +1,7 @@
 import "server-only";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +24,13 @@ export const MIGRATION_DIRS: Record<Dialect, string> = {
   sqlite: path.join(PRISMA_DIR, "migrations"),
   postgresql: path.join(PRISMA_DIR, "postgresql", "migrations"),
 };
+
+/**
+ * The SHA-256 of every migration as it was written: a migration never changes once
+ * written (databases have applied it), so the drift check compares old ones with their
+ * digest and runs the generator (a Prisma process per diff) only for the newest.
+ */
+export const MIGRATION_DIGESTS = path.join(PRISMA_DIR, "migrations.sha256");
 
 const PRISMA_CLI = fileURLToPath(new URL("../../../node_modules/prisma/build/index.js", import.meta.url));
 
@@ -85,4 +93,39 @@ export function migrationSql(dialect: Dialect, name: string): string {
 /** The SQL that builds the whole current schema of one database at once (the drift check's reference). */
 export function wholeSchemaSql(dialect: Dialect, source: string): string {
   return prismaDiff(null, schemaFor(dialect, source)) + markerSql(dialect, null, source);
+}
+
+/** `<dialect>/<name>`, the key of one migration in prisma/migrations.sha256. */
+export const migrationKey = (dialect: Dialect, name: string) => `${dialect}/${name}`;
+
+export function migrationDigest(dialect: Dialect, name: string): string {
+  return createHash("sha256").update(readFileSync(path.join(MIGRATION_DIRS[dialect], name, "migration.sql"))).digest("hex");
+}
+
+/** The recorded digests: key to SHA-256. */
+export function readMigrationDigests(): Map<string, string> {
+  const digests = new Map<string, string>();
+  if (!existsSync(MIGRATION_DIGESTS)) return digests;
+  for (const line of readFileSync(MIGRATION_DIGESTS, "utf8").split("\n")) {
+    const match = /^([0-9a-f]{64})  (\S+)$/.exec(line);
+    if (match) digests.set(match[2]!, match[1]!);
+  }
+  return digests;
+}
+
+/** Records the digest of every migration that has none yet; recorded ones are never rewritten. */
+export function recordMigrationDigests(): string[] {
+  const digests = readMigrationDigests();
+  const added: string[] = [];
+  for (const dialect of ["sqlite", "postgresql"] as const) {
+    for (const name of migrationNames(dialect)) {
+      const key = migrationKey(dialect, name);
+      if (digests.has(key)) continue;
+      digests.set(key, migrationDigest(dialect, name));
+      added.push(key);
+    }
+  }
+  const lines = [...digests].sort(([a], [b]) => a.localeCompare(b)).map(([key, digest]) => `${digest}  ${key}`);
+  writeFileSync(MIGRATION_DIGESTS, `# SHA-256 of each migration as written by npm run db:schemas; a written migration never changes.\n${lines.join("\n")}\n`);
+  return added;
 }
