@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CanonicalPacket } from "./canonical";
 import { CLOCK_SKEW_MS, FLAG_CODES, inlineVerdictFailure, lintPacket, REVIEW_PASS_TOTAL } from "./lint";
@@ -47,20 +49,16 @@ describe("clean packets", () => {
     expect(preparePacket(minimal, RECEIVED_AT).flags).toEqual([]);
   });
 
-  it("the flag codes are the contract's", () => {
-    expect([...FLAG_CODES]).toEqual([
-      "missing_next_action",
-      "missing_fields",
-      "unknown_severity",
-      "dirty_state",
-      "verdict_failed",
-      "verdict_missing",
-      "open_questions",
-      "clock_skew",
-      "stale",
-      "duplicate_topic",
-      "commit_regressed",
-    ]);
+  it("the flag codes are the contract's: the flag table of docs/contract.md, in its order", () => {
+    const table = readFileSync(path.resolve("docs", "contract.md"), "utf8").split("\n");
+    const header = table.findIndex((line) => /^\| code \| title \|/.test(line));
+    const codes: string[] = [];
+    for (const line of table.slice(header + 2)) {
+      const code = /^\| `([a-z_]+)` \|/.exec(line)?.[1];
+      if (!code) break;
+      codes.push(code);
+    }
+    expect([...FLAG_CODES]).toEqual(codes);
   });
 });
 

@@ -1,21 +1,19 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { examplePacketNames, examplePacketText } from "@/testing/packets";
 import { riskFingerprint } from "./fingerprint";
 import { normalisePacket, NEXT_ACTION_SENTINEL } from "./normalise";
 import { preparePacket, type PreparedPacket } from "./prepare";
 import { parseJsonText, validatePacket } from "./validate";
 
-const PACKETS_DIR = fileURLToPath(new URL("../../testing/fixtures/examples/packets/", import.meta.url));
 const RECEIVED_AT = Date.UTC(2026, 10, 29, 8, 0, 0); // 2026-11-29T08:00:00Z
 
 function example(name: string): PreparedPacket {
-  return preparePacket(parseJsonText(readFileSync(`${PACKETS_DIR}${name}`, "utf8")), RECEIVED_AT);
+  return preparePacket(parseJsonText(examplePacketText(name)), RECEIVED_AT);
 }
 const codes = (prepared: PreparedPacket) => prepared.flags.map((flag) => flag.code);
 
 describe("example packets", () => {
-  const files = readdirSync(PACKETS_DIR).filter((file) => file.endsWith(".json"));
+  const files = examplePacketNames();
 
   it("are the seven known fixtures", () => {
     // A new fixture should get its own expectations below.

@@ -5,6 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sqliteFilePath } from "../server/config";
 import { closeDatabase } from "../db/client";
 import { ingestPacket, type IngestSource } from "../ingest/ingest";
+import { minutePacket } from "@/testing/packets";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { checkDatabaseFile, checkLedgerConsistency, type ProblemKind } from "./consistency";
 
@@ -16,21 +17,17 @@ import { checkDatabaseFile, checkLedgerConsistency, type ProblemKind } from "./c
 
 const temp = freshDatabaseForThisFile();
 const http: IngestSource = { kind: "http", actor: "token:test" };
-const T0 = Date.parse("2026-11-29T06:00:00.000Z");
 
-const packet = (thread: string, minute: number, extra: Record<string, unknown> = {}) => ({
-  thread,
-  summary: `${thread} at minute ${minute}`,
-  next_action: `step ${minute}`,
-  created_at: new Date(T0 + minute * 60_000).toISOString(),
-  open_risks: [
-    { severity: "high", detail: `risk seen at minute ${minute}` },
-    { severity: "low", detail: "helper is long" },
-  ],
-  questions_for_human: minute % 2 ? [{ id: "q1", question: `Keep step ${minute}?`, blocking: false }] : [],
-  failed_attempts: minute % 3 ? [] : [{ attempt: "npm test", reason: `fails at minute ${minute}`, exit_code: 1 }],
-  ...extra,
-});
+const packet = (thread: string, minute: number, extra: Record<string, unknown> = {}) =>
+  minutePacket(thread, minute, {
+    open_risks: [
+      { severity: "high", detail: `risk seen at minute ${minute}` },
+      { severity: "low", detail: "helper is long" },
+    ],
+    questions_for_human: minute % 2 ? [{ id: "q1", question: `Keep step ${minute}?`, blocking: false }] : [],
+    failed_attempts: minute % 3 ? [] : [{ attempt: "npm test", reason: `fails at minute ${minute}`, exit_code: 1 }],
+    ...extra,
+  });
 
 let copies: string[] = [];
 

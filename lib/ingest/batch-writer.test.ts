@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { database } from "../db/client";
+import { minutePacket } from "@/testing/packets";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { announceArrival, ingestWriterStats } from "./batch-writer";
 import { ingestPacket, type IngestSource } from "./ingest";
@@ -8,16 +9,8 @@ import { ingestRequestBody } from "./request";
 freshDatabaseForThisFile();
 
 const http: IngestSource = { kind: "http", actor: "token:test" };
-const T0 = Date.parse("2026-11-29T06:00:00.000Z");
 
-const packet = (thread: string, minute: number, extra: Record<string, unknown> = {}) => ({
-  thread,
-  summary: `${thread} at minute ${minute}`,
-  next_action: `step ${minute}`,
-  created_at: new Date(T0 + minute * 60_000).toISOString(),
-  open_risks: [{ severity: "high", detail: `risk seen at minute ${minute}` }],
-  ...extra,
-});
+const packet = minutePacket;
 
 describe("group commit", () => {
   it("stores packets that arrive together as if one after another", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { database } from "../db/client";
 import { expectBatonError } from "@/testing/expect-baton-error";
+import { routinePacket } from "@/testing/packets";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { listActiveThreads } from "../views/threads/queries";
 import { threadListQuerySchema } from "../views/threads/filters";
@@ -14,21 +15,8 @@ const HOUR = 3_600_000;
 const T0 = Date.parse("2026-11-29T06:00:00.000Z");
 
 /** A complete packet on its own thread `project@branch`; `extra` overrides fields. */
-function packet(project: string, branch: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    project,
-    branch,
-    agent: "builder-1",
-    summary: `work on ${project} ${branch}`,
-    changed_files: ["src/a.ts"],
-    commands_run: ["npm test"],
-    failed_attempts: [],
-    open_risks: [{ severity: "low", detail: "helper is long" }],
-    next_action: "run the suite again",
-    verdict_pointer: "outputs/verification/T-1.json",
-    ...extra,
-  };
-}
+const packet = (project: string, branch: string, extra: Record<string, unknown> = {}) =>
+  routinePacket({ project, branch, agent: "builder-1", summary: `work on ${project} ${branch}`, ...extra });
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -1,16 +1,14 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { CanonicalPacket, CanonicalRisk } from "../../contract/canonical";
 import { preparePacket } from "../../contract/prepare";
 import type { HumanSection } from "../../human/section";
+import { examplePacketNames, examplePacketText } from "@/testing/packets";
 import { NO_NEXT_ACTION, renderHandoffMarkdown, type RenderHandoffInput } from "./render-handoff";
 
-const PACKETS_DIR = fileURLToPath(new URL("../../../testing/fixtures/examples/packets/", import.meta.url));
 const RECEIVED_AT = Date.parse("2026-11-29T08:00:00Z");
 
 function example(name: string, packetId?: string): RenderHandoffInput {
-  const { canonical, flags, threadKey } = preparePacket(JSON.parse(readFileSync(`${PACKETS_DIR}${name}`, "utf8")), RECEIVED_AT);
+  const { canonical, flags, threadKey } = preparePacket(JSON.parse(examplePacketText(name)), RECEIVED_AT);
   return { canonical, flags, threadKey, packetId };
 }
 
@@ -266,15 +264,7 @@ ${NO_NEXT_ACTION}
     expect(markdown).not.toContain("## Open risks");
   });
 
-  it.each([
-    "dirty-state.json",
-    "full-v1.json",
-    "lesson-shape.json",
-    "sentinel-next-action.json",
-    "status-report.json",
-    "strings-only.json",
-    "workbench-shape.json",
-  ])("%s: ends with one newline, keeps its tables whole and carries no syntax from the agent", (name) => {
+  it.each(examplePacketNames())("%s: ends with one newline, keeps its tables whole and carries no syntax from the agent", (name) => {
     const markdown = renderExample(name);
     expect(markdown).toMatch(/[^\n]\n$/);
     expectTablesIntact(markdown);

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import { ingestPacket, type IngestSource } from "../../ingest/ingest";
+import { routinePacket } from "@/testing/packets";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { threadListQuerySchema } from "./filters";
 import { getMergedHandoff, getThreadDetail, listActiveThreads } from "./queries";
@@ -13,18 +14,7 @@ const HOUR = 3_600_000;
 const T0 = Date.parse("2026-11-29T06:00:00.000Z");
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function packet(extra: Record<string, unknown>): Record<string, unknown> {
-  return {
-    summary: "routine work",
-    changed_files: ["src/a.ts"],
-    commands_run: ["npm test"],
-    failed_attempts: [],
-    open_risks: [{ severity: "low", detail: "helper is long" }],
-    next_action: "run the suite again",
-    verdict_pointer: "outputs/verification/T-1.json",
-    ...extra,
-  };
-}
+const packet = routinePacket;
 
 const list = async (query: Record<string, unknown>) =>
   listActiveThreads(threadListQuerySchema.parse({ limit: 100, ...query }));
