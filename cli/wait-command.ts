@@ -67,7 +67,12 @@ function describeFailure(error: unknown): string {
 }
 
 /** One read: plain (`wait` absent) or waiting. Never throws. */
-async function readHandoff(target: PushTarget, thread: string, wait?: { seconds: number; after: number; afterPacket: string }): Promise<ReadResult> {
+async function readHandoff(
+  target: PushTarget,
+  thread: string,
+  wait?: { seconds: number; after: number; afterPacket: string },
+  signal?: AbortSignal,
+): Promise<ReadResult> {
   const url = new URL(handoffUrl(target, thread));
   let timeoutMs = waitTuning.requestGraceMs;
   if (wait) {
@@ -81,7 +86,7 @@ async function readHandoff(target: PushTarget, thread: string, wait?: { seconds:
   try {
     response = await (target.fetch ?? fetch)(url, {
       headers: { authorization: `Bearer ${target.token}`, accept: "application/json" },
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]) : AbortSignal.timeout(timeoutMs),
     });
     text = await response.text();
   } catch (error) {
@@ -166,6 +171,8 @@ export interface WaitRequest {
   after?: number;
   /** Progress lines (reconnecting, waiting on a newer packet). */
   say: (text: string) => void;
+  /** Ends the wait early (an MCP client cancelled the call or went away): answered as an error. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -174,7 +181,8 @@ export interface WaitRequest {
  */
 export async function waitForAction(target: PushTarget, thread: string, request: WaitRequest): Promise<WaitResult> {
   const deadline = Date.now() + request.timeoutMs;
-  const { say } = request;
+  const { say, signal } = request;
+  const cancelled = { kind: "error", message: "the wait was cancelled" } as const;
   let failures = 0;
   let lastFailure = "";
 
@@ -198,7 +206,8 @@ export async function waitForAction(target: PushTarget, thread: string, request:
   // Where to start from: the state now (the NEXT action counts), or revision `after` of it.
   let start: Seen | null = null;
   while (!start) {
-    const read = await readHandoff(target, thread);
+    const read = await readHandoff(target, thread, undefined, signal);
+    if (signal?.aborted) return cancelled;
     if (read.kind === "fatal") return { kind: "error", message: read.message };
     if (read.kind === "packet") start = read.seen;
     else if (!(await backOff(read.kind === "retry" ? read.message : "no packet yet"))) return { kind: "timedOut", revision: null };
@@ -228,7 +237,8 @@ export async function waitForAction(target: PushTarget, thread: string, request:
     const remainingMs = deadline - Date.now();
     if (remainingMs <= 0) return { kind: "timedOut", revision: last.revision };
     const seconds = Math.max(0.001, Math.min(waitTuning.requestSeconds, remainingMs / 1000));
-    const read = await readHandoff(target, thread, { seconds, after: last.revision, afterPacket: last.packetId });
+    const read = await readHandoff(target, thread, { seconds, after: last.revision, afterPacket: last.packetId }, signal);
+    if (signal?.aborted) return cancelled;
     if (read.kind === "fatal") return { kind: "error", message: read.message };
     if (read.kind === "retry") {
       if (!(await backOff(read.message))) return { kind: "timedOut", revision: last.revision };
