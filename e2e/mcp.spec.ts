@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect, test } from "./support/fixtures";
-import { packetFor, uniqueId } from "./support/api";
+import { bearer, packetFor, uniqueId } from "./support/api";
 
 /**
  * An agent's MCP client starts `baton mcp` (stdio) against the running app and asks a
@@ -14,20 +14,22 @@ import { packetFor, uniqueId } from "./support/api";
 /** The tool waits this long; the answer must come back well inside it. */
 const ASK_WAIT_SECONDS = 120;
 
-test("ask waits in baton mcp until a person answers in the questions inbox, then returns the answer", async ({ page, baseURL, agentToken }) => {
+test("ask waits in baton mcp until a person answers in the questions inbox, then returns the answer", async ({ page, request, baseURL, agentToken }) => {
   const client = new Client({ name: "e2e-agent", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [path.resolve("bin/baton.js"), "mcp"],
-      env: { PATH: process.env.PATH ?? "", BATON_URL: baseURL!, BATON_TOKEN: agentToken },
-      stderr: "pipe",
-    }),
-  );
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [path.resolve("bin/baton.js"), "mcp"],
+    env: { PATH: process.env.PATH ?? "", BATON_URL: baseURL!, BATON_TOKEN: agentToken },
+    stderr: "pipe",
+  });
+  // Its log (stderr), for the failure message.
+  let log = "";
+  transport.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+  await client.connect(transport);
   try {
     const thread = uniqueId("mcp-ask");
     const handed = (await client.callTool({ name: "handoff", arguments: { packet: packetFor(thread, { agent: "mcp-agent" }) } })) as CallToolResult;
-    expect(handed.isError, JSON.stringify(handed.content)).toBeFalsy();
+    expect(handed.isError, `${JSON.stringify(handed.content)}\n${log}`).toBeFalsy();
 
     const question = `${thread}: drop the legacy table now?`;
     const asking = client.callTool(
@@ -37,6 +39,9 @@ test("ask waits in baton mcp until a person answers in the questions inbox, then
     ) as Promise<CallToolResult>;
     const returned = asking.then((result) => ({ result, at: performance.now() }));
 
+    // Asked: stored as a new version of the thread, so in the inbox's own answer (then the page).
+    const inbox = async () => JSON.stringify(await (await request.get("/api/v1/questions", { headers: bearer(agentToken) })).json());
+    await expect.poll(inbox, { timeout: 20_000, message: log }).toContain(question);
     await page.goto("/questions");
     await expect(page.getByText("live", { exact: true })).toBeVisible();
     const group = page.getByTestId("question-group").filter({ hasText: question });
@@ -47,7 +52,7 @@ test("ask waits in baton mcp until a person answers in the questions inbox, then
     const { result, at } = await returned;
     const afterClickMs = at - clicked;
     console.log(`ask returned ${afterClickMs.toFixed(0)} ms after the click`);
-    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    expect(result.isError, `${JSON.stringify(result.content)}\n${log}`).toBeFalsy();
     expect(result.structuredContent).toMatchObject({
       status: "answered",
       thread_key: thread,
