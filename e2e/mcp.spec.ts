@@ -1,8 +1,9 @@
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { expect, test } from "./support/fixtures";
+import { createToken, revokeToken, expect, test } from "./support/fixtures";
 import { bearer, packetFor, uniqueId } from "./support/api";
 
 /**
@@ -61,6 +62,34 @@ test("ask waits in baton mcp until a person answers in the questions inbox, then
     });
     // Well inside the tool's own wait: the answer woke it, the wait did not run out.
     expect(afterClickMs).toBeLessThan((ASK_WAIT_SECONDS * 1000) / 4);
+  } finally {
+    await client.close();
+  }
+});
+
+test("the same tools over Streamable HTTP at /api/v1/mcp of the running app; a token without packets:read is refused", async ({ baseURL, agentToken }) => {
+  const connect = async (token: string) => {
+    const client = new Client({ name: "e2e-remote-agent", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL("/api/v1/mcp", baseURL), { requestInit: { headers: bearer(token) } }));
+    return client;
+  };
+  // Made first: the CLI takes seconds, longer than the server keeps an idle connection open,
+  // and a POST on a connection the server has just closed fails without an answer.
+  const writeOnly = createToken(`e2e-mcp-writer-${process.pid}`, ["packets:write"]);
+  try {
+    await expect(connect(writeOnly)).rejects.toThrow(/403|packets:read/);
+  } finally {
+    revokeToken(writeOnly);
+  }
+
+  const client = await connect(agentToken);
+  try {
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(["ask", "handoff", "pull", "status", "wait_for_decision"]);
+    const thread = uniqueId("mcp-http");
+    const handed = (await client.callTool({ name: "handoff", arguments: { packet: packetFor(thread) } })) as CallToolResult;
+    expect(handed.structuredContent).toMatchObject({ thread_key: thread, duplicate: false });
+    const pulled = (await client.callTool({ name: "pull", arguments: { thread } })) as CallToolResult;
+    expect(pulled.structuredContent).toMatchObject({ thread_key: thread, human_revision: 0, packet: { thread, human: { revision: 0 } } });
   } finally {
     await client.close();
   }
