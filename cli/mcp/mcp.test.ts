@@ -42,7 +42,9 @@ async function serve(incoming: IncomingMessage, outgoing: ServerResponse): Promi
   const request = new Request(`${url}${incoming.url}`, { method, headers, signal: gone.signal, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
   const response = new URL(request.url).pathname === "/api/v1/mcp" ? await postMcp(request) : await inProcessFetch(request)(request);
   outgoing.writeHead(response.status, Object.fromEntries(response.headers));
-  if (response.body) for await (const chunk of response.body) outgoing.write(chunk);
+  // Streamed as it comes: a tool's answer is a server-sent event at the end of a long wait.
+  const reader = response.body?.getReader();
+  for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader!.read()) outgoing.write(chunk.value);
   outgoing.end();
 }
 
