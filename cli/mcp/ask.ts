@@ -52,10 +52,12 @@ export async function askOnThread(target: PushTarget, threadKey: string, questio
     taken.add(id);
     return { ...parsed, id };
   });
-  // Sorted by created_at (decision 024): the version asking now is the newest.
-  const packet = { ...agentFields, created_at: new Date().toISOString(), questions_for_human: [...kept, ...asked] };
+  // Sorted by created_at (decision 024): the version asking now is the newest. `thread` names the
+  // thread whatever its key came from: a key from the content hash would change with the content.
+  const packet = { ...agentFields, thread: threadKey, created_at: new Date().toISOString(), questions_for_human: [...kept, ...asked] };
   const pushed = await pushPacketText(target, JSON.stringify(packet));
   if (!pushed.ok) return { ok: false, message: pushed.message };
+  if (pushed.threadKey !== threadKey) return { ok: false, message: `the questions were stored on thread "${pushed.threadKey}", not "${threadKey}"` };
   return { ok: true, packetId: pushed.packetId, questionIds: asked.map((question) => question.id) };
 }
 

@@ -177,6 +177,15 @@ describe("baton mcp over stdio", () => {
     expect((await again).structuredContent).toMatchObject({ status: "answered", answers: [{ question_id: "region", answer: "eu-west" }] });
   });
 
+  it("asks on a thread whose key came from the packet's content, without starting another", async () => {
+    const handed = await call(client, "handoff", { packet: { summary: "A packet that names no thread." } });
+    const thread = handed.structuredContent!.thread_key as string;
+    expect(thread).toMatch(/^packet:/);
+    const asked = await call(client, "ask", { thread, questions: [{ question: "Which thread is this?" }], wait_seconds: 0 });
+    expect(asked.structuredContent).toMatchObject({ status: "not_answered_yet", thread_key: thread });
+    expect((await call(client, "pull", { thread })).structuredContent).toMatchObject({ packet_id: asked.structuredContent!.packet_id, packet: { thread } });
+  });
+
   it("waits for a decision and returns the approval", async () => {
     const thread = "mcp/acme@decide";
     const handed = await call(client, "handoff", { packet: packet(thread) });
