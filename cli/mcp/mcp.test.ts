@@ -4,6 +4,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inProcessFetch } from "../../app/api/v1/mcp/in-process";
@@ -15,6 +16,7 @@ import { answer, decide } from "../../lib/human/actions";
 import { waitRegistryStatus } from "../../lib/human/wait";
 import { listOpenQuestions } from "../../lib/views/questions/inbox";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { createBatonMcpServer, mcpTuning } from "./tools";
 
 /**
  * `baton mcp` as an agent tool starts it: a child process driven over stdio by the
@@ -227,5 +229,34 @@ describe("the same tools over Streamable HTTP at /api/v1/mcp", () => {
 
   it("refuses a token without packets:read before any tool runs", async () => {
     await expect(httpClient(writeOnlyToken)).rejects.toThrow(/403|packets:read/);
+  });
+});
+
+describe("a waiting tool call", () => {
+  it("sends progress to a client that asked for it, so a request timeout that resets on progress does not cut the wait", async () => {
+    const saved = mcpTuning.progressEveryMs;
+    mcpTuning.progressEveryMs = 100;
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = createBatonMcpServer({ url, token: agentToken });
+    await server.connect(serverSide);
+    const client = new Client({ name: "baton-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    try {
+      const thread = "mcp/acme@progress";
+      await call(client, "handoff", { packet: packet(thread) });
+      const messages: string[] = [];
+      // A request timeout shorter than the wait: only the progress keeps the call alive.
+      const result = (await client.callTool({ name: "ask", arguments: { thread, questions: [{ question: "Still there?" }], wait_seconds: 1.5 } }, undefined, {
+        timeout: 600,
+        resetTimeoutOnProgress: true,
+        onprogress: (progress) => messages.push(progress.message ?? ""),
+      })) as CallToolResult & { structuredContent?: Record<string, unknown> };
+      expect(result.structuredContent).toMatchObject({ status: "not_answered_yet" });
+      expect(messages.length).toBeGreaterThan(3);
+      expect(messages[0]).toMatch(/^waiting for a person's answer \(\d+ s\)$/);
+    } finally {
+      mcpTuning.progressEveryMs = saved;
+      await client.close();
+    }
   });
 });

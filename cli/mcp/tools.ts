@@ -28,8 +28,11 @@ export const ASK_DEFAULT_WAIT_SECONDS = 180;
 export const DECISION_MAX_WAIT_SECONDS = 3_600;
 const STATUS_DEFAULT_LIMIT = 50;
 const STATUS_MAX_LIMIT = 200;
-/** How often a waiting tool tells a client that asked for progress that it is still waiting. */
-const PROGRESS_EVERY_MS = 15_000;
+/** Knobs the tests turn. */
+export const mcpTuning = {
+  /** How often a waiting tool tells a client that asked for progress that it is still waiting. */
+  progressEveryMs: 15_000,
+};
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -52,12 +55,13 @@ async function withProgress<T>(extra: Extra, label: string, work: () => Promise<
   const progressToken = extra._meta?.progressToken;
   if (progressToken === undefined) return work();
   let beats = 0;
+  const started = Date.now();
   const timer = setInterval(() => {
     beats++;
     void extra
-      .sendNotification({ method: "notifications/progress", params: { progressToken, progress: beats, message: `${label} (${(beats * PROGRESS_EVERY_MS) / 1000} s)` } })
+      .sendNotification({ method: "notifications/progress", params: { progressToken, progress: beats, message: `${label} (${Math.round((Date.now() - started) / 1000)} s)` } })
       .catch(() => undefined);
-  }, PROGRESS_EVERY_MS);
+  }, mcpTuning.progressEveryMs);
   try {
     return await work();
   } finally {
