@@ -161,6 +161,17 @@ Examples:
   addWaitCommand(program, (code) => (exitCode = code));
 
   program
+    .command("mcp")
+    .description("Serve Baton's MCP tools (handoff, pull, ask, wait_for_decision, status) over stdio for an agent (BATON_URL, BATON_TOKEN).")
+    .option("--server <url>", "Baton's URL (default: BATON_URL, else http://localhost:3000)")
+    .option("--token <token>", "an API token: packets:read, and packets:write for handoff and ask (default: BATON_TOKEN)")
+    .addHelpText("after", "\nStarted by the agent tool, not by hand: see docs/integrations.md#mcp for each tool's setup.")
+    .action(async (options: { server?: string; token?: string }) => {
+      const { serveMcpOverStdio } = await import("./mcp/stdio");
+      await serveMcpOverStdio(options);
+    });
+
+  program
     .command("demo")
     .description("Load a demo fleet of agents into the local database.")
     .addOption(

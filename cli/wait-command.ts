@@ -40,7 +40,7 @@ function parseRevision(text: string): number {
   return Number(text);
 }
 
-interface Seen {
+export interface Seen {
   packetId: string;
   revision: number;
   section: HumanSection;
@@ -67,7 +67,12 @@ function describeFailure(error: unknown): string {
 }
 
 /** One read: plain (`wait` absent) or waiting. Never throws. */
-async function readHandoff(target: PushTarget, thread: string, wait?: { seconds: number; after: number; afterPacket: string }): Promise<ReadResult> {
+async function readHandoff(
+  target: PushTarget,
+  thread: string,
+  wait?: { seconds: number; after: number; afterPacket: string },
+  signal?: AbortSignal,
+): Promise<ReadResult> {
   const url = new URL(handoffUrl(target, thread));
   let timeoutMs = waitTuning.requestGraceMs;
   if (wait) {
@@ -79,9 +84,9 @@ async function readHandoff(target: PushTarget, thread: string, wait?: { seconds:
   let response: Response;
   let text: string;
   try {
-    response = await fetch(url, {
+    response = await (target.fetch ?? fetch)(url, {
       headers: { authorization: `Bearer ${target.token}`, accept: "application/json" },
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]) : AbortSignal.timeout(timeoutMs),
     });
     text = await response.text();
   } catch (error) {
@@ -110,7 +115,7 @@ async function readHandoff(target: PushTarget, thread: string, wait?: { seconds:
 
 const sameDecision = (a: HumanDecision | null, b: HumanDecision | null) => a?.kind === b?.kind && a?.by === b?.by && a?.at === b?.at;
 
-interface Happened {
+export interface Happened {
   decision: HumanDecision | null;
   answers: HumanAnswer[];
 }
@@ -153,11 +158,31 @@ export interface WaitOptions {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs `baton wait`; resolves to its exit code. */
-export async function waitForPerson(thread: string, options: WaitOptions): Promise<number> {
-  const target = pullTarget(options);
-  const deadline = Date.now() + options.timeout;
-  const say = (text: string) => console.error(`baton wait: ${text}`);
+/** How a wait ended: what happened (with the packet that shows it), a timeout, or an error. */
+export type WaitResult =
+  | { kind: "acted"; code: number; seen: Seen; happened: Happened; description: string }
+  | { kind: "timedOut"; revision: number | null }
+  | { kind: "error"; message: string };
+
+export interface WaitRequest {
+  for: WaitFor;
+  timeoutMs: number;
+  /** Count what happened after this human revision (default: the current one). */
+  after?: number;
+  /** Progress lines (reconnecting, waiting on a newer packet). */
+  say: (text: string) => void;
+  /** Ends the wait early (an MCP client cancelled the call or went away): answered as an error. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The waiting loop of `baton wait`, shared with the MCP server's `wait_for_decision`
+ * (cli/mcp/tools.ts): one place decides what counts and how failures are retried.
+ */
+export async function waitForAction(target: PushTarget, thread: string, request: WaitRequest): Promise<WaitResult> {
+  const deadline = Date.now() + request.timeoutMs;
+  const { say, signal } = request;
+  const cancelled = { kind: "error", message: "the wait was cancelled" } as const;
   let failures = 0;
   let lastFailure = "";
 
@@ -178,24 +203,22 @@ export async function waitForPerson(thread: string, options: WaitOptions): Promi
     lastFailure = "";
   };
 
-  // Where to start from: the state now (the NEXT action counts), or revision --after of it.
+  // Where to start from: the state now (the NEXT action counts), or revision `after` of it.
   let start: Seen | null = null;
   while (!start) {
-    const read = await readHandoff(target, thread);
-    if (read.kind === "fatal") {
-      say(`failed: ${read.message}`);
-      return WAIT_EXIT.error;
-    }
+    const read = await readHandoff(target, thread, undefined, signal);
+    if (signal?.aborted) return cancelled;
+    if (read.kind === "fatal") return { kind: "error", message: read.message };
     if (read.kind === "packet") start = read.seen;
-    else if (!(await backOff(read.kind === "retry" ? read.message : "no packet yet"))) return timedOut(say, options.timeout, null);
+    else if (!(await backOff(read.kind === "retry" ? read.message : "no packet yet"))) return { kind: "timedOut", revision: null };
   }
   recovered();
-  const after = options.after ?? start.revision;
+  const after = request.after ?? start.revision;
   // Revision 0 is always the empty section; the one read now is known too.
   const knownSection = after === start.revision ? start.section : after === 0 ? emptyHumanSection() : null;
   let baseline: Baseline = { packetId: start.packetId, revision: after, section: knownSection };
   let last: { packetId: string; revision: number } = { packetId: start.packetId, revision: after };
-  say(`waiting for ${options.for === "any" ? "a person to act" : options.for === "decision" ? "a decision" : "answers"} on ${thread} (packet ${start.packetId}, after revision ${after})`);
+  say(`waiting for ${request.for === "any" ? "a person to act" : request.for === "decision" ? "a decision" : "answers"} on ${thread} (packet ${start.packetId}, after revision ${after})`);
 
   let latest: Seen | null = start;
   for (;;) {
@@ -206,26 +229,36 @@ export async function waitForPerson(thread: string, options: WaitOptions): Promi
         baseline = { packetId: latest.packetId, revision: 0, section: emptyHumanSection() };
       }
       const happened = whatHappened(baseline, latest);
-      const code = outcomeFor(options.for, happened);
-      if (code !== null) return finish(thread, options, latest, happened, code, say);
+      const code = outcomeFor(request.for, happened);
+      if (code !== null) return { kind: "acted", code, seen: latest, happened, description: describe(code, latest, happened) };
       last = { packetId: latest.packetId, revision: latest.revision };
       latest = null;
     }
     const remainingMs = deadline - Date.now();
-    if (remainingMs <= 0) return timedOut(say, options.timeout, last.revision);
+    if (remainingMs <= 0) return { kind: "timedOut", revision: last.revision };
     const seconds = Math.max(0.001, Math.min(waitTuning.requestSeconds, remainingMs / 1000));
-    const read = await readHandoff(target, thread, { seconds, after: last.revision, afterPacket: last.packetId });
-    if (read.kind === "fatal") {
-      say(`failed: ${read.message}`);
-      return WAIT_EXIT.error;
-    }
+    const read = await readHandoff(target, thread, { seconds, after: last.revision, afterPacket: last.packetId }, signal);
+    if (signal?.aborted) return cancelled;
+    if (read.kind === "fatal") return { kind: "error", message: read.message };
     if (read.kind === "retry") {
-      if (!(await backOff(read.message))) return timedOut(say, options.timeout, last.revision);
+      if (!(await backOff(read.message))) return { kind: "timedOut", revision: last.revision };
       continue;
     }
     recovered();
     if (read.kind === "packet") latest = read.seen;
   }
+}
+
+/** Runs `baton wait`; resolves to its exit code. */
+export async function waitForPerson(thread: string, options: WaitOptions): Promise<number> {
+  const say = (text: string) => console.error(`baton wait: ${text}`);
+  const result = await waitForAction(pullTarget(options), thread, { for: options.for, timeoutMs: options.timeout, after: options.after, say });
+  if (result.kind === "error") {
+    say(`failed: ${result.message}`);
+    return WAIT_EXIT.error;
+  }
+  if (result.kind === "timedOut") return timedOut(say, options.timeout, result.revision);
+  return finish(thread, options, result.seen, result.description, result.code, say);
 }
 
 function timedOut(say: (text: string) => void, timeoutMs: number, revision: number | null): number {
@@ -235,7 +268,7 @@ function timedOut(say: (text: string) => void, timeoutMs: number, revision: numb
 
 const formatDuration = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`);
 
-async function finish(thread: string, options: WaitOptions, seen: Seen, happened: Happened, code: number, say: (text: string) => void): Promise<number> {
+async function finish(thread: string, options: WaitOptions, seen: Seen, description: string, code: number, say: (text: string) => void): Promise<number> {
   const text = formatPacket(seen.body);
   if (options.output) {
     try {
@@ -247,7 +280,7 @@ async function finish(thread: string, options: WaitOptions, seen: Seen, happened
   } else {
     process.stdout.write(text);
   }
-  say(`${describe(code, seen, happened)} on ${thread}${options.output ? `; wrote ${options.output}` : ""}`);
+  say(`${description} on ${thread}${options.output ? `; wrote ${options.output}` : ""}`);
   return code;
 }
 

@@ -43,7 +43,7 @@ export async function pullHandoff(target: PushTarget, threadKey: string): Promis
   let response: Response;
   let text: string;
   try {
-    response = await fetch(url, { headers: { authorization: `Bearer ${target.token}`, accept: "application/json" } });
+    response = await (target.fetch ?? fetch)(url, { headers: { authorization: `Bearer ${target.token}`, accept: "application/json" } });
   } catch (error) {
     return { ok: false, status: null, message: `cannot reach ${target.url}: ${describeFailure(error)}` };
   }

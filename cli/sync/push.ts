@@ -5,6 +5,8 @@ import { readFile } from "node:fs/promises";
 export interface PushTarget {
   url: string;
   token: string;
+  /** How requests are sent; the global fetch when absent (the MCP route answers in-process: app/api/v1/mcp/route.ts). */
+  fetch?: typeof fetch;
 }
 
 export type PushOutcome =
@@ -43,7 +45,7 @@ export async function pushPacketText(target: PushTarget, body: string, retry: Pu
   let response: Response;
   for (let attempt = 0; ; attempt++) {
     try {
-      response = await fetch(`${target.url}/api/v1/packets`, {
+      response = await (target.fetch ?? fetch)(`${target.url}/api/v1/packets`, {
         method: "POST",
         headers: {
           authorization: `Bearer ${target.token}`,
