@@ -73,13 +73,11 @@ test("the same tools over Streamable HTTP at /api/v1/mcp of the running app; a t
     await client.connect(new StreamableHTTPClientTransport(new URL("/api/v1/mcp", baseURL), { requestInit: { headers: bearer(token) } }));
     return client;
   };
-  // Made first: the CLI takes seconds, longer than the server keeps an idle connection open,
-  // and a POST on a connection the server has just closed fails without an answer.
-  const writeOnly = createToken(`e2e-mcp-writer-${process.pid}`, ["packets:write"]);
+  const writeOnly = await createToken(`e2e-mcp-writer-${process.pid}`, ["packets:write"]);
   try {
     await expect(connect(writeOnly)).rejects.toThrow(/403|packets:read/);
   } finally {
-    revokeToken(writeOnly);
+    await revokeToken(writeOnly);
   }
 
   const client = await connect(agentToken);
