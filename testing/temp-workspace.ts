@@ -2,6 +2,7 @@ import "server-only";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { afterEach, beforeEach } from "vitest";
 
 /**
  * For tests: a fresh folder in the OS temp dir holding a workspace root (`ws/`)
@@ -38,4 +39,17 @@ export async function makeTempWorkspace(): Promise<TempWorkspace> {
     },
     remove: () => fs.rm(base, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A fresh workspace for each test of the calling `describe` block, removed after it. The
+ * object stays the same; its fields are the current test's workspace.
+ */
+export function tempWorkspaceForEachTest(): TempWorkspace {
+  const current = {} as TempWorkspace;
+  beforeEach(async () => {
+    Object.assign(current, await makeTempWorkspace());
+  });
+  afterEach(() => current.remove());
+  return current;
 }

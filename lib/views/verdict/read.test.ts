@@ -2,12 +2,12 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { fakeSecrets } from "@/testing/fake-secrets";
 import type { VerdictPointerReadingDto } from "./dto";
 import { NO_ROOT_REASON, readVerdict, summariseVerdict, verdictReadingDto, type VerdictPointer } from "./read";
 import { MISSING, REFUSAL } from "./safe-path";
-import { makeTempWorkspace, type TempWorkspace } from "@/testing/temp-workspace";
+import { makeTempWorkspace, tempWorkspaceForEachTest } from "@/testing/temp-workspace";
 
 const EXAMPLE_ROOT = fileURLToPath(new URL("../../../testing/fixtures/examples/workspace/", import.meta.url));
 
@@ -95,13 +95,9 @@ describe("readVerdict on the shared example workspace", () => {
 });
 
 describe("readVerdict on a temp workspace", () => {
-  let ws: TempWorkspace;
-  beforeEach(async () => {
-    ws = await makeTempWorkspace();
-  });
-  afterEach(async () => {
+  const ws = tempWorkspaceForEachTest();
+  afterEach(() => {
     vi.restoreAllMocks();
-    await ws.remove();
   });
 
   it("says missing for a file that is not there, and the badge is missing", async () => {

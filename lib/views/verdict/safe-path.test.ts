@@ -1,8 +1,8 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { checkRef, isInside, MISSING, REFUSAL, resolveInsideRoot } from "./safe-path";
-import { makeTempWorkspace, type TempWorkspace } from "@/testing/temp-workspace";
+import { tempWorkspaceForEachTest } from "@/testing/temp-workspace";
 
 const LEXICAL_REFUSALS: [string, string][] = [
   ["", REFUSAL.empty],
@@ -63,13 +63,9 @@ describe("isInside", () => {
 });
 
 describe("resolveInsideRoot", () => {
-  let ws: TempWorkspace;
-  beforeEach(async () => {
-    ws = await makeTempWorkspace();
-  });
-  afterEach(async () => {
+  const ws = tempWorkspaceForEachTest();
+  afterEach(() => {
     vi.restoreAllMocks();
-    await ws.remove();
   });
 
   it.each(LEXICAL_REFUSALS)("refuses %j without touching the disk", async (ref, reason) => {
