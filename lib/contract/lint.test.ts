@@ -57,6 +57,7 @@ describe("clean packets", () => {
       "verdict_missing",
       "open_questions",
       "clock_skew",
+      "mapped_from",
       "stale",
       "duplicate_topic",
       "commit_regressed",
@@ -257,6 +258,7 @@ describe("lintPacket directly", () => {
     unknownSeverityWords: [],
     createdAtMs: null,
     unreadableClock: null,
+    mappedFrom: null,
     ...overrides,
   });
   const bare: CanonicalPacket = { schema_version: 1, summary: "s", extra: {} };
