@@ -2,7 +2,8 @@ import { packetJsonSchema } from "./json-schema";
 import { packetInputSchema } from "./schema";
 
 /**
- * Other producers' names for the contract's fields (docs/contract.md#other-formats): camelCase
+ * Other producers' names for the contract's fields (docs/contract.md#other-formats,
+ * docs/decisions/053-other-formats.md): camelCase
  * spellings of every contract key, derived from the schema so that a new field gets its alias
  * without an entry here, and the few synonyms of the v0 shape and of Markdown sections. The
  * packet as received is stored and hashed unchanged; only what is validated and normalised

@@ -4,7 +4,7 @@ import { BatonError } from "../core/errors";
 import { readRegularFile } from "../server/fs/read-regular-file";
 
 /**
- * `.batonignore` in the workspace root (docs/decisions/053-check-allow-list.md): paths the
+ * `.batonignore` in the workspace root (docs/decisions/054-check-allow-list.md): paths the
  * clean-state check does not count, for files a workbench's own tools leave behind (an
  * init script's `init_report.json`). One pattern a line, relative to the root; `#` starts a
  * comment; `*` matches within a path segment, `**` across segments; a trailing `/` names a

@@ -45,7 +45,7 @@ export type HumanQuestion = z.infer<typeof humanQuestionSchema>;
 /** A new version starts here: revision 0, nothing decided. */
 export const emptyHumanSection = (): HumanSection => ({ revision: 0, updated_at: null, decision: null, answers: [], questions: [] });
 
-/** An approval settles every instruction still open: the person saw them and chose to go ahead. */
+/** An approval settles every instruction still open: the person saw them and chose to go ahead (docs/decisions/055-approval-settles-instructions.md). */
 export function settleOpenQuestions(questions: readonly HumanQuestion[], by: string, at: string): HumanQuestion[] {
   return questions.map((question) => (question.settled_at ? question : { ...question, settled_by: by, settled_at: at }));
 }
