@@ -67,7 +67,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** Plain data only: a key such as `__proto__` stays a key, never a prototype. */
-function put(target: Record<string, unknown>, key: string, value: unknown): void {
+export function put(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 

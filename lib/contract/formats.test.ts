@@ -177,6 +177,8 @@ describe("markdownToPacket on bad input", () => {
     expect(expectBatonError(() => markdownToPacket("---\na: [unclosed\n---\n# T"), "invalid_markdown").message).toMatch(/not valid YAML \(\w+ at line \d+\)/);
     expect(expectBatonError(() => markdownToPacket(`---\na: ${"[".repeat(100)}${"]".repeat(100)}\n---\n# T`), "invalid_markdown").message).toMatch(/nests deeper than 64/);
     expect(expectBatonError(() => markdownToPacket(`---\na: ${"[".repeat(20_000)}\n---\n# T`), "invalid_markdown").message).toMatch(/not valid YAML/);
+    // An alias inside its own anchor is a cycle: refused as too deep, before anything walks it.
+    expect(expectBatonError(() => markdownToPacket("---\na: &a\n  b: *a\n---\n# T"), "invalid_markdown").message).toMatch(/nests deeper than 64/);
   });
 
   it("refuses a document with nothing Baton reads, saying which headings it looks for", () => {

@@ -1,6 +1,6 @@
 import { parse as parseYaml, YAMLError } from "yaml";
 import { BatonError } from "../core/errors";
-import { RECEIVED_MARKDOWN_KEY, type MappedFormat } from "./aliases";
+import { put, RECEIVED_MARKDOWN_KEY, type MappedFormat } from "./aliases";
 import { JSON_MAX_DEPTH } from "./schema";
 import { normaliseSeverity } from "./severity";
 
@@ -54,7 +54,7 @@ function readFrontMatter(text: string): { data: Record<string, unknown> | null; 
   const end = closing.exec(rest);
   if (!end) throw invalid("the front matter opened by --- on the first line is never closed by a line ---");
   const yaml = rest.slice(0, end.index);
-  if (Buffer.byteLength(yaml) > FRONT_MATTER_MAX_BYTES) throw invalid(`the front matter is larger than ${FRONT_MATTER_MAX_BYTES} bytes`);
+  if (new TextEncoder().encode(yaml).length > FRONT_MATTER_MAX_BYTES) throw invalid(`the front matter is larger than ${FRONT_MATTER_MAX_BYTES} bytes`);
   let data: unknown;
   try {
     data = parseYaml(yaml, { maxAliasCount: FRONT_MATTER_MAX_ALIASES, uniqueKeys: true, prettyErrors: false });
@@ -207,10 +207,9 @@ function sectionValue(field: string, section: Section): unknown {
 export function markdownToPacket(text: string): Record<string, unknown> {
   const { data, body } = readFrontMatter(text.replace(/^\uFEFF/, ""));
   const packet: Record<string, unknown> = {};
-  const put = (key: string, value: unknown) => Object.defineProperty(packet, key, { value, enumerable: true, writable: true, configurable: true });
   for (const [key, value] of Object.entries(data ?? {})) {
     const renamed = FRONT_MATTER_RENAMES.get(key);
-    put(renamed && !Object.hasOwn(data!, renamed) ? renamed : key, value);
+    put(packet, renamed && !Object.hasOwn(data!, renamed) ? renamed : key, value);
   }
   const { title, sections } = readSections(body);
   const taken = new Set<Section>();
@@ -221,16 +220,16 @@ export function markdownToPacket(text: string): Record<string, unknown> {
     if (!field || inside || Object.hasOwn(packet, field)) continue;
     const value = sectionValue(field, section);
     if (value === undefined || (Array.isArray(value) && !value.length)) continue;
-    put(field, value);
+    put(packet, field, value);
     taken.add(section);
   }
-  if (!Object.hasOwn(packet, "summary") && title) put("summary", title.replace(/^hand(?:off|over)\s*[:—–-]\s*/i, "").trim() || title);
+  if (!Object.hasOwn(packet, "summary") && title) put(packet, "summary", title.replace(/^hand(?:off|over)\s*[:—–-]\s*/i, "").trim() || title);
   if (!taken.size && !Object.hasOwn(packet, "summary")) {
     throw invalid(
       `it has no section Baton reads (headings such as "## Summary", "## Next steps", "## Open questions", "## Blockers") and no title`,
     );
   }
   const format: MappedFormat = data === null ? "markdown_sections" : "markdown_front_matter";
-  put(RECEIVED_MARKDOWN_KEY, { format, text });
+  put(packet, RECEIVED_MARKDOWN_KEY, { format, text });
   return packet;
 }
