@@ -93,7 +93,7 @@ export async function readBodyText(
   try {
     return { text: new TextDecoder("utf-8", { fatal: true }).decode(buffer), bytes };
   } catch {
-    throw new BatonError("invalid_encoding", "The body is not valid UTF-8; send JSON encoded as UTF-8.");
+    throw new BatonError("invalid_encoding", "The body is not valid UTF-8; send it encoded as UTF-8.");
   }
 }
 
