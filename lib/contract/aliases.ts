@@ -105,7 +105,8 @@ function questionItem(item: unknown): unknown {
 
 /**
  * Synonyms that are not spellings of a contract key, by their snake_case form. Each maps the
- * value onto contract fields of the packet being built; `v0` marks names of the v0 shape.
+ * value onto contract fields of the packet being built; `merges` adds to a field the packet
+ * already has instead of giving way to it.
  */
 interface Synonym {
   to: string;
@@ -132,7 +133,9 @@ const SYNONYM_LIST: Record<string, Synonym> = {
     apply: (value, out) => {
       const risks = Array.isArray(value) ? value.map(blockerAsRisk) : value;
       const before = out.open_risks;
-      put(out, "open_risks", Array.isArray(before) && Array.isArray(risks) ? [...before, ...risks] : risks);
+      if (before === undefined) return put(out, "open_risks", risks);
+      // Two lists join; otherwise the producer's own open_risks stays, for validation to judge.
+      if (Array.isArray(before) && Array.isArray(risks)) put(out, "open_risks", [...before, ...risks]);
     },
   },
   open_questions: {
