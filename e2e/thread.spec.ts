@@ -351,7 +351,8 @@ test("a Markdown handoff posted as it is shows its next action, questions and ri
   await page.goto(threadUrl(key));
   await expect(section(page, "Next action")).toContainText("Propagate deletes");
   await expect(section(page, "Flags")).toContainText("Mapped from another format");
-  await expect(section(page, "Flags")).toContainText("Mapped from a Markdown handoff (HANDOFF.md, HANDOVER.md)");
+  // The front matter that gives the thread its key makes it the front-matter format.
+  await expect(section(page, "Flags")).toContainText("Mapped from Markdown with YAML front matter");
   await expect(section(page, "Questions for a person")).toContainText("Who owns the ops repository change?");
   await expect(section(page, "Open risks (1)")).toContainText("The staging search cluster rejects our service account");
   await expect(section(page, "Raw JSON (as received)")).toContainText('"received_markdown"');
