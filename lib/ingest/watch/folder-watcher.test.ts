@@ -154,7 +154,7 @@ describe("watchHandoffFolders", () => {
     expect(thread.activeVersionId).toBe(versions[1]!.id);
   });
 
-  it("ignores files not named handoff.json", async () => {
+  it("ignores files that are not handoff files", async () => {
     const folder = path.join(root, "others");
     const ignored = ["other.json", "handoff.json.bak", "Handoff.JSON", "notes.md", "handoff.md.bak", "thoughts/handoffs/x.md", "shared/handoffs/y.md"].map((name) =>
       path.join(folder, name),
