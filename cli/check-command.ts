@@ -3,6 +3,7 @@ import { CommanderError, type Command } from "commander";
 import { BatonError } from "../lib/core/errors";
 import { checkWorkbench, type CheckResult } from "../lib/generator/check";
 import type { CleanStateProblem } from "../lib/generator/schemas";
+import { ALLOW_LIST_HINT } from "../lib/generator/allow-list";
 
 /** Exit codes of `baton check` and `baton generate`, one table for both. */
 export const WORKBENCH_EXIT = { ok: 0, dirty: 1, unreadable: 2, notPushed: 3 } as const;
@@ -13,8 +14,10 @@ export const BRANCH_OPTION_HELP = "the branch this session should be on";
 export const CHECKS_HELP = `
 Blocking problems (each is one line "check: detail"):
   working_tree   uncommitted changes (the workbench's own agent_state.json,
-                 feedback_record.jsonl and outputs/ are not counted)
-  temp_files     *.tmp files or scratch folders left under the root
+                 feedback_record.jsonl and outputs/ are not counted, nor the
+                 paths listed in .batonignore)
+  temp_files     *.tmp files or scratch folders left under the root (except
+                 those listed in .batonignore)
   last_test_run  the last test command in feedback_record.jsonl failed, has no
                  exit code, or there is none
   feature_list   more than one feature in progress, or "active" naming a
@@ -31,6 +34,9 @@ export function displayPath(file: string): string {
 export function printProblems(command: string, problems: CleanStateProblem[], cleanStatePath: string): void {
   console.error(`baton ${command}: ${problems.length} blocking problem${problems.length === 1 ? "" : "s"} (also in ${displayPath(cleanStatePath)}):`);
   for (const problem of problems) console.error(`  ${problem.check}: ${problem.detail}`);
+  if (problems.some((problem) => problem.check === "working_tree" || problem.check === "temp_files")) {
+    console.error(`baton ${command}: ${ALLOW_LIST_HINT}`);
+  }
 }
 
 /** A workbench file that cannot be read is exit 2, with the file and the problem named. */

@@ -2,7 +2,7 @@ import { cp, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { APIRequestContext, Locator, Page } from "@playwright/test";
 import { expect, test } from "./support/fixtures";
-import { EXAMPLES_DIR } from "./support/paths";
+import { EXAMPLES_DIR, FORMATS_DIR } from "./support/paths";
 import { bearer, findThread, packetFor, storePacket, uniqueId, type ThreadDetailDto } from "./support/api";
 import { card, cardsIn } from "./support/board";
 
@@ -338,6 +338,24 @@ test("the page shows the packet's sections, and the downloads are the merged han
   // Outside a browser page, the downloads want a token like the rest of the API.
   expect((await request.get(`${threadUrl(key)}/handoff.json`)).status()).toBe(401);
   expect((await request.get(`${threadUrl(key)}/handoff.json`, { headers: bearer(agentToken) })).status()).toBe(200);
+});
+
+test("a Markdown handoff posted as it is shows its next action, questions and risks, flagged mapped_from", async ({ page, request, agentToken }) => {
+  const key = uniqueId("markdown-handoff");
+  const fixture = await readFile(path.join(FORMATS_DIR, "HANDOFF.md"), "utf8");
+  const response = await request.post("/api/v1/packets", {
+    headers: { ...bearer(agentToken), "content-type": "text/markdown" },
+    data: Buffer.from(`---\nthread: ${key}\n---\n${fixture}`, "utf8"),
+  });
+  expect(response.status(), await response.text()).toBe(201);
+  await page.goto(threadUrl(key));
+  await expect(section(page, "Next action")).toContainText("Propagate deletes");
+  await expect(section(page, "Flags")).toContainText("Mapped from another format");
+  // The front matter that gives the thread its key makes it the front-matter format.
+  await expect(section(page, "Flags")).toContainText("Mapped from Markdown with YAML front matter");
+  await expect(section(page, "Questions for a person")).toContainText("Who owns the ops repository change?");
+  await expect(section(page, "Open risks (1)")).toContainText("The staging search cluster rejects our service account");
+  await expect(section(page, "Raw JSON (as received)")).toContainText('"received_markdown"');
 });
 
 test("the page refreshes itself when a newer version of its thread arrives", async ({ page, request, agentToken }) => {

@@ -96,7 +96,7 @@ test("rewriting a watched file with the same content adds nothing; changed conte
   ]);
 });
 
-test("only files named handoff.json are ingested", async ({ request, agentToken, watchDir }) => {
+test("only handoff files are ingested: handoff.json, not notes.json (Markdown names: lib/ingest/watch/folder-watcher.test.ts)", async ({ request, agentToken, watchDir }) => {
   const folder = path.dirname(await handoffPath(watchDir, uniqueId("ws"), uniqueId("sess")));
   const ignored = uniqueId("not-a-handoff");
   const watched = uniqueId("a-handoff");

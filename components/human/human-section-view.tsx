@@ -24,7 +24,13 @@ export function HumanSectionView({ human }: { human: HumanSection }) {
           <ul className="list-disc pl-5">
             {human.questions.map((question) => (
               <li key={question.id}>
-                {question.blocking ? <Badge className="mr-1 bg-amber-700 text-white">blocking</Badge> : null}
+                {question.settled_by ? (
+                  <Badge className="mr-1 bg-zinc-200 dark:bg-zinc-800">
+                    settled by <AgentText text={question.settled_by} />
+                  </Badge>
+                ) : question.blocking ? (
+                  <Badge className="mr-1 bg-amber-700 text-white">blocking</Badge>
+                ) : null}
                 <AgentText className="whitespace-pre-wrap" text={question.text} multiline />{" "}
                 <span className="text-xs text-muted">
                   (<AgentText text={question.by} />, <Moment iso={question.at} />)

@@ -18,3 +18,6 @@ export const E2E_WATCH_DIR = path.join(E2E_ROOT, "watched");
 
 /** The example packets, invalid bodies and workspace the specs read (testing/fixtures/examples, in the repository). */
 export const EXAMPLES_DIR = path.resolve("testing", "fixtures", "examples");
+
+/** Other producers' handoffs (Markdown, camelCase JSON, the v0 shape), as published (testing/fixtures/formats). */
+export const FORMATS_DIR = path.resolve("testing", "fixtures", "formats");

@@ -255,6 +255,7 @@ describe("lintPacket directly", () => {
     unknownSeverityWords: [],
     createdAtMs: null,
     unreadableClock: null,
+    mappedFrom: null,
     ...overrides,
   });
   const bare: CanonicalPacket = { schema_version: 1, summary: "s", extra: {} };

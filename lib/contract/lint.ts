@@ -1,5 +1,6 @@
 import type { CanonicalPacket } from "./canonical";
 import type { NormaliseNotes } from "./normalise";
+import { describeMapping } from "./aliases";
 import { CORE_FIELDS } from "./schema";
 
 /** Lint flags: stable codes, each shown with its reason in words. */
@@ -12,6 +13,7 @@ export const FLAG_CODES = [
   "verdict_missing",
   "open_questions",
   "clock_skew",
+  "mapped_from",
   "stale",
   // Watchdog findings across threads and versions (lib/board/watchdog/findings.ts), added by the board.
   "duplicate_topic",
@@ -42,6 +44,7 @@ export const FLAG_TITLES: Record<FlagCode, string> = {
   verdict_missing: "No verdict",
   open_questions: "Open questions",
   clock_skew: "Clock skew",
+  mapped_from: "Mapped from another format",
   stale: "Stale",
   duplicate_topic: "Same topic twice",
   commit_regressed: "Commit went back",
@@ -134,5 +137,6 @@ export function lintPacket(canonical: CanonicalPacket, notes: NormaliseNotes, re
       flags.push({ code: "clock_skew", reason: `Producer clock says ${new Date(notes.createdAtMs).toISOString()}, before 2000.` });
     }
   }
+  if (notes.mappedFrom) flags.push({ code: "mapped_from", reason: describeMapping(notes.mappedFrom) });
   return flags;
 }

@@ -1,3 +1,4 @@
+import { RECEIVED_MARKDOWN_KEY, type MappedFrom } from "./aliases";
 import type { PacketInput } from "./schema";
 import type { CanonicalPacket, CanonicalQuestion, CanonicalRisk, VerdictPointerKind } from "./canonical";
 import { normaliseSeverity } from "./severity";
@@ -15,6 +16,8 @@ export interface NormaliseNotes {
   createdAtMs: number | null;
   /** A created_at/timestamp that parsed but lies beyond any real date. */
   unreadableClock: string | null;
+  /** The packet came in another format and was read under the contract's names (lib/contract/aliases.ts). */
+  mappedFrom: MappedFrom | null;
 }
 
 export const NEXT_ACTION_SENTINEL = "no next_action recorded; needs human";
@@ -24,6 +27,8 @@ const KNOWN_FIELDS = new Set([
   "last_known_good_commit", "status", "created_at", "timestamp", "summary", "changed_files", "commands_run",
   "failed_attempts", "open_risks", "next_action", "verdict_pointer", "feedback_tail", "clean_state",
   "assumptions_to_validate", "questions_for_human", "preconditions", "verdict", "human",
+  // A Markdown handoff's text: kept in the received packet, not copied into the canonical form.
+  RECEIVED_MARKDOWN_KEY,
 ]);
 
 const trimmed = (value: string | null | undefined) => {
@@ -158,12 +163,14 @@ function normaliseCreatedAt(input: PacketInput, notes: NormaliseNotes): string |
 export function normalisePacket(
   input: PacketInput,
   received: Record<string, unknown>,
+  mappedFrom: MappedFrom | null = null,
 ): { canonical: CanonicalPacket; notes: NormaliseNotes } {
   const notes: NormaliseNotes = {
     nextActionSentinel: false,
     unknownSeverityWords: [],
     createdAtMs: null,
     unreadableClock: null,
+    mappedFrom,
   };
   // Unknown fields come from the received object itself: a parser's copy may
   // have dropped keys such as "__proto__", which are kept here as plain data.

@@ -1,3 +1,5 @@
+import { mapToContract } from "./aliases";
+import { BatonError } from "../core/errors";
 import { redactSecrets } from "./secrets";
 import { packetContentHash } from "./canonical-json";
 import type { CanonicalPacket } from "./canonical";
@@ -22,6 +24,26 @@ export interface PreparedPacket {
   secretsRedacted: { count: number; kinds: string[] };
 }
 
+/** Validates a mapped packet; a refused field is named as the producer spelled it. */
+function validateMapped(packet: Record<string, unknown>, renamed: [from: string, to: string][]) {
+  try {
+    return validatePacket(packet);
+  } catch (error) {
+    if (!(error instanceof BatonError) || error.code !== "invalid_fields" || !renamed.length) throw error;
+    const spelled = new Map(renamed.map(([from, to]) => [to, from]));
+    const fields = (error.details as { fields: { field: string; problem: string; accepts: string }[] }).fields.map((problem) => {
+      const top = /^[^.[]+/.exec(problem.field)?.[0] ?? problem.field;
+      const from = spelled.get(top);
+      return from ? { ...problem, field: `${from}${problem.field.slice(top.length)} (read as ${top})` } : problem;
+    });
+    throw new BatonError(
+      "invalid_fields",
+      `Not stored: ${fields.map((f) => `${f.field} (${f.problem}) accepts ${f.accepts}`).join("; ")}.`,
+      { fields },
+    );
+  }
+}
+
 /**
  * Validate, normalise, hash. Secrets are redacted first (lib/contract/secrets.ts), so
  * what is validated, hashed, stored, served, rendered and announced is the redacted
@@ -30,9 +52,12 @@ export interface PreparedPacket {
  */
 export function preparePacket(value: unknown, receivedAtMs: number, boundProject?: string): PreparedPacket {
   const redaction = redactSecrets(value);
-  const input = validatePacket(redaction.value);
   const redacted = redaction.value as Record<string, unknown>;
-  const normalised = normalisePacket(input, redacted);
+  // Other producers' names are read as the contract's (lib/contract/aliases.ts); the packet as
+  // received is what is stored and hashed.
+  const mapped = mapToContract(redacted);
+  const input = validateMapped(mapped.packet, mapped.mappedFrom?.renamed ?? []);
+  const normalised = normalisePacket(input, mapped.packet, mapped.mappedFrom);
   const { received, canonical } = withBoundProject(redacted, normalised.canonical, boundProject);
   const { notes } = normalised;
   const contentHash = packetContentHash(received);

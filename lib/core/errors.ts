@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   invalid_fields: 400,
   invalid_request: 400,
   json_too_deep: 400,
+  invalid_markdown: 400,
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,

@@ -43,7 +43,8 @@ export function buildPacket(inputs: PacketInputs): Record<string, unknown> {
     agent: inputs.agent ?? undefined,
     project: inputs.project,
     branch: git.branch ?? undefined,
-    last_known_good_commit: inputs.lastKnownGoodCommit ?? undefined,
+    // null, not left out: "no commit is known to be good" is something the next session should read.
+    last_known_good_commit: inputs.lastKnownGoodCommit,
     // Not in the contract (kept as an extra): where this session ended, the next one's diff base.
     head_commit: git.head ?? undefined,
     created_at: inputs.createdAt ?? undefined,
@@ -99,6 +100,9 @@ function feedbackFields(bench: Workbench, k: number) {
   };
 }
 
+/** Workbench files many projects do not keep (docs/cli.md#baton-generate). */
+const OPTIONAL_FILES: ReadonlySet<string> = new Set([WORKBENCH_PATHS.featureList]);
+
 function summarise({ bench, problems, changedFiles }: PacketInputs): string {
   const parts: string[] = [];
   const lead = bench.state?.summary?.trim();
@@ -121,7 +125,9 @@ function summarise({ bench, problems, changedFiles }: PacketInputs): string {
     facts.push(`${records.length} command${records.length === 1 ? "" : "s"} run, ${failed} failed`);
   }
   parts.push(`${bench.taskId ? `Task ${bench.taskId}` : "No task id recorded"}${facts.length ? `: ${facts.join("; ")}` : ""}.`);
-  if (bench.missing.length) parts.push(`Not found: ${bench.missing.join(", ")}.`);
+  // Optional files that are absent are listed in workbench_notes only: not news for the summary.
+  const missing = bench.missing.filter((file) => !OPTIONAL_FILES.has(file));
+  if (missing.length) parts.push(`Not found: ${missing.join(", ")}.`);
   if (problems.length) parts.push(`Handed off with ${problems.length} clean-state problem${problems.length === 1 ? "" : "s"} (--allow-dirty).`);
   return parts.join(" ");
 }

@@ -48,6 +48,16 @@ describe("checkWorkbench", () => {
     ]);
   });
 
+  it("does not count paths listed in .batonignore (an init script's report, a log folder, a pattern)", async () => {
+    const bench = await cleanBench();
+    await bench.write("init_report.json", { ok: true });
+    await bench.write("logs/run-1.log", "x");
+    await bench.write("cache/a.tmp", "x");
+    await bench.write("src/still-counted.ts", "export {};\n");
+    await bench.write(".batonignore", "# left by the capstone's init script\ninit_report.json\nlogs/\n**/*.tmp\n.batonignore\n");
+    expect(await problemsOf(bench.root)).toEqual([{ check: "working_tree", detail: "src/still-counted.ts is not tracked and not committed" }]);
+  });
+
   it("lists at most 20 problems per check and counts the rest", async () => {
     const bench = await cleanBench();
     for (let index = 0; index < PROBLEMS_PER_CHECK + 5; index++) await bench.write(`gen/f${String(index).padStart(2, "0")}.ts`, "");

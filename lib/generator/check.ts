@@ -4,6 +4,7 @@ import path from "node:path";
 import { BatonError } from "../core/errors";
 import { commandText } from "../contract/commands";
 import { isTestCommand } from "./feedback";
+import { readAllowList, type AllowList } from "./allow-list";
 import { compare, readGitState, type GitState } from "./git";
 import { readWorkbench, type Workbench } from "./read";
 import { cleanStateFileSchema, WORKBENCH_PATHS, type CleanStateProblem } from "./schemas";
@@ -37,11 +38,11 @@ export async function checkWorkbench(root: string, options: CheckOptions = {}): 
   if (!(await stat(root).catch(() => null))?.isDirectory()) {
     throw new BatonError("invalid_request", `The workspace root ${root} is not a folder; point --root at the folder holding outputs/.`);
   }
-  const [bench, git] = await Promise.all([readWorkbench(root, { taskId: options.taskId }), readGitState(root)]);
+  const [bench, git, allowed] = await Promise.all([readWorkbench(root, { taskId: options.taskId }), readGitState(root), readAllowList(root)]);
   const problems = [
-    ...capped("working_tree", uncommittedChanges(git)),
+    ...capped("working_tree", uncommittedChanges(git, allowed)),
     ...gitHeadProblems(git, options.expectedBranch ?? bench.state?.branch ?? null),
-    ...capped("temp_files", await leftoverTempFiles(root)),
+    ...capped("temp_files", await leftoverTempFiles(root, allowed)),
     ...lastTestRunProblems(bench),
     ...featureListProblems(bench),
   ];
@@ -69,9 +70,10 @@ const STATUS_WORDS: Record<string, string> = {
   U: "unmerged (a conflict)",
 };
 
-function uncommittedChanges(git: GitState): string[] {
+function uncommittedChanges(git: GitState, allowed: AllowList): string[] {
   return git.status
     .filter((entry) => !isWorkbenchArtifact(entry.path, git.prefix))
+    .filter((entry) => !(entry.path.startsWith(git.prefix) && allowed.allows(entry.path.slice(git.prefix.length))))
     .map((entry) => {
       if (entry.code === "??") return `${entry.path} is not tracked and not committed`;
       const staged = STATUS_WORDS[entry.code[0]!];
@@ -95,12 +97,13 @@ function gitHeadProblems(git: GitState, expected: string | null): CleanStateProb
 /** `*.tmp` files and scratch folders anywhere under the root; .git and node_modules are not searched. */
 const SCRATCH_FOLDER = /^\.?scratch([-_.].*)?$/i;
 
-async function leftoverTempFiles(root: string): Promise<string[]> {
+async function leftoverTempFiles(root: string, allowed: AllowList): Promise<string[]> {
   const found: string[] = [];
   const walk = async (relative: string): Promise<void> => {
     const entries = await readdir(path.join(root, relative), { withFileTypes: true }).catch(() => []);
     for (const entry of entries.sort((a, b) => compare(a.name, b.name))) {
       const child = relative ? `${relative}/${entry.name}` : entry.name;
+      if (allowed.allows(child)) continue;
       if (entry.isDirectory()) {
         if (entry.name === ".git" || entry.name === "node_modules") continue;
         if (SCRATCH_FOLDER.test(entry.name)) found.push(`scratch folder ${child}/ left behind`);

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { POST as postPackets } from "../../app/api/v1/packets/route";
+import { ALLOW_LIST_HINT } from "./allow-list";
 import { main } from "../../cli/main";
 import { createApiToken } from "../auth/tokens";
 import { pushPacketFile } from "../../cli/sync/push";
@@ -60,6 +61,7 @@ describe("baton check", () => {
     expect(printed[0]).toBe(`baton check: 9 blocking problems (also in ${path.join(bench.root, "outputs/clean_state.json")}):`);
     expect(printed).toContain("  working_tree: src/invoice.ts modified and not committed");
     expect(printed).toContain("  last_test_run: failing: last test run `pytest -x tests/` (feedback_record.jsonl line 2) exited 1");
+    expect(printed).toContain(`baton check: ${ALLOW_LIST_HINT}`);
   });
 
   it("exits 2 for a root that is not a folder, creating nothing", async () => {

@@ -1,4 +1,4 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BatonError } from "../core/errors";
@@ -229,5 +229,14 @@ describe("errors", () => {
     const result = await generate(bench.root);
     expect(result.notes.slice(0, 2)).toEqual(["agent_state.json not found", "outputs/review/T-031.json not found"]);
     expect(result.packet.summary).toContain("Not found: agent_state.json, outputs/review/T-031.json.");
+  });
+
+  it("leaves an absent feature_list.json out of the summary (it stays in the notes) and writes last_known_good_commit: null", async () => {
+    const bench = track(await SCENARIOS.find((scenario) => scenario.name === "missing-state")!.build());
+    await rm(path.join(bench.root, "feature_list.json"), { force: true });
+    const result = await generate(bench.root, { taskId: "T-031" });
+    expect(result.notes).toContain("feature_list.json not found");
+    expect(result.packet.summary).not.toContain("feature_list.json");
+    expect(result.packet).toHaveProperty("last_known_good_commit", null);
   });
 });

@@ -16,6 +16,19 @@ export function assertJsonContentType(request: Request): void {
   }
 }
 
+const MARKDOWN_TYPE = /^text\/(?:markdown|x-markdown)\s*(?:;|$)/i;
+
+/** A packet body's format by its Content-Type: JSON, or a Markdown handoff; 415 otherwise. */
+export function packetContentType(request: Request): "json" | "markdown" {
+  const type = request.headers.get("content-type") ?? "";
+  if (JSON_TYPE.test(type)) return "json";
+  if (MARKDOWN_TYPE.test(type)) return "markdown";
+  throw new BatonError(
+    "unsupported_media_type",
+    `Send a packet as JSON (Content-Type: application/json) or a Markdown handoff (Content-Type: text/markdown); got ${type ? `"${type.slice(0, 100)}"` : "none"}.`,
+  );
+}
+
 function tooLarge(limit: number): BatonError {
   return new BatonError("payload_too_large", `The body is larger than ${limit} bytes.`, { limit_bytes: limit });
 }
@@ -80,7 +93,7 @@ export async function readBodyText(
   try {
     return { text: new TextDecoder("utf-8", { fatal: true }).decode(buffer), bytes };
   } catch {
-    throw new BatonError("invalid_encoding", "The body is not valid UTF-8; send JSON encoded as UTF-8.");
+    throw new BatonError("invalid_encoding", "The body is not valid UTF-8; send it encoded as UTF-8.");
   }
 }
 

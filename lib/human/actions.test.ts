@@ -161,17 +161,25 @@ describe("decide", () => {
     ]);
   });
 
-  it("replaces the decision on a later approval, keeping the questions asked", async () => {
+  it("replaces the decision on a later approval, keeping the questions asked and marking them settled", async () => {
     const thread = uniqueThread("change-mind");
     const packetId = await ingest(thread);
     const intervened = await intervene(thread, packetId, 0, "Why?");
     const approved = await approve(thread, packetId, 1, colleague);
+    const at = approved.human.updated_at!;
     expect(approved.human).toEqual({
       ...intervened.human,
       revision: 2,
-      updated_at: approved.human.updated_at,
-      decision: { kind: "approved", by: "colin", at: approved.human.updated_at },
+      updated_at: at,
+      decision: { kind: "approved", by: "colin", at },
+      questions: [{ ...intervened.human.questions[0], settled_by: "colin", settled_at: at }],
     });
+    // A later intervention adds an open instruction; the settled one stays settled as it was.
+    const again = await intervene(thread, packetId, 2, "One more thing");
+    expect(again.human.questions.map((question) => [question.id, question.settled_at ?? null])).toEqual([
+      ["h1", at],
+      ["h2", null],
+    ]);
   });
 
   it("refuses a write based on an older revision with the current state, writing nothing", async () => {

@@ -8,7 +8,7 @@ import { announceLedger } from "../events/bus";
 import type { Person } from "../auth/roles";
 import type { HumanStateDto } from "./dto";
 import { scheduleWriteBack } from "./writeback/write-human-section";
-import { latestHumanRevision, sectionOf, type HumanSection } from "./section";
+import { latestHumanRevision, sectionOf, settleOpenQuestions, type HumanSection } from "./section";
 
 /**
  * People's writes to a packet's human section: approve, intervene, answer.
@@ -174,7 +174,8 @@ export async function decide(person: Person, threadKey: string, request: Decisio
       change: (current, { at }) => {
         if (request.kind === "approved") {
           const decision = { kind: "approved" as const, by: person.username, at, ...(request.note ? { note: request.note } : {}) };
-          return { section: { ...current, decision }, event: { kind: "human_approved", data: { note: request.note ?? null } } };
+          const questions = settleOpenQuestions(current.questions, person.username, at);
+          return { section: { ...current, decision, questions }, event: { kind: "human_approved", data: { note: request.note ?? null } } };
         }
         const question = { id: `h${current.questions.length + 1}`, text: request.question, by: person.username, at, blocking: request.blocking ?? true };
         return {

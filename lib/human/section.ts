@@ -26,6 +26,9 @@ export const humanQuestionSchema = z.object({
   by: z.string(),
   at: z.string(),
   blocking: z.boolean(),
+  /** Set when a later approval settled the instruction (docs/contract.md#the-human-section); absent while it is open. */
+  settled_by: z.string().optional(),
+  settled_at: z.string().optional(),
 });
 export const humanSectionSchema = z.object({
   revision: z.number().int().nonnegative(),
@@ -37,9 +40,15 @@ export const humanSectionSchema = z.object({
 export type HumanSection = z.infer<typeof humanSectionSchema>;
 export type HumanAnswer = z.infer<typeof humanAnswerSchema>;
 export type HumanDecision = z.infer<typeof humanDecisionSchema>;
+export type HumanQuestion = z.infer<typeof humanQuestionSchema>;
 
 /** A new version starts here: revision 0, nothing decided. */
 export const emptyHumanSection = (): HumanSection => ({ revision: 0, updated_at: null, decision: null, answers: [], questions: [] });
+
+/** An approval settles every instruction still open: the person saw them and chose to go ahead (docs/decisions/055-approval-settles-instructions.md). */
+export function settleOpenQuestions(questions: readonly HumanQuestion[], by: string, at: string): HumanQuestion[] {
+  return questions.map((question) => (question.settled_at ? question : { ...question, settled_by: by, settled_at: at }));
+}
 
 /** The ids of the agent's questions that have an answer. */
 export const answeredQuestionIds = (section: HumanSection): Set<string> => new Set(section.answers.map((answer) => answer.question_id));

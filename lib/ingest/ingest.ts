@@ -1,12 +1,24 @@
 import "server-only";
 import { canonicalJson, sha256Hex } from "../contract/canonical-json";
 import { preparePacket } from "../contract/prepare";
+import { markdownToPacket } from "../contract/markdown";
+import { parseJsonText } from "../contract/validate";
 import { inTransaction } from "../db/client";
 import { BatonError } from "../core/errors";
 import { submitForStorage } from "./batch-writer";
 import type { IngestResult, IngestSource } from "./types";
 
 export type { IngestResult, IngestSource, IngestSourceKind } from "./types";
+
+export type PacketTextFormat = "json" | "markdown";
+
+/**
+ * A packet's text as the value ingestPacket takes, for every way in (HTTP, watched files):
+ * JSON with its nesting limit, or a Markdown handoff read into a packet that keeps the text.
+ */
+export function readPacketText(text: string, format: PacketTextFormat): unknown {
+  return format === "markdown" ? markdownToPacket(text) : parseJsonText(text);
+}
 
 /**
  * The one ingest path (HTTP, watched folders, CLI): validate, normalise, hash,

@@ -3,7 +3,7 @@ import { BatonError } from "../core/errors";
 import { assertJsonDepth, parseJsonText } from "../contract/validate";
 import { BATCH_MAX_BYTES, BATCH_MAX_PACKETS, JSON_MAX_DEPTH, PACKET_MAX_BYTES } from "../contract/schema";
 import { toBatonError } from "../db/errors";
-import { claimIdempotencyKey, ingestPacket, type IngestResult, type IngestSource } from "./ingest";
+import { claimIdempotencyKey, ingestPacket, readPacketText, type IngestResult, type IngestSource, type PacketTextFormat } from "./ingest";
 
 export { BATCH_MAX_BYTES };
 
@@ -27,13 +27,22 @@ function tooLarge(message: string, limit: { limit_bytes: number } | { limit_pack
 
 /**
  * One POST /api/v1/packets body: a packet (201 new, 200 duplicate) or a batch
- * `{"packets": [...]}` (207, one result per item, each stored on its own).
+ * `{"packets": [...]}` (207, one result per item, each stored on its own); a Markdown
+ * body is one packet.
  */
 export async function ingestRequestBody(
   text: string,
   bytes: number,
   source: IngestSource,
+  format: PacketTextFormat = "json",
 ): Promise<{ status: number; body: IngestResult | { results: BatchItem[] } }> {
+  if (format === "markdown") {
+    if (bytes > PACKET_MAX_BYTES) {
+      throw tooLarge(`A packet may be at most ${PACKET_MAX_BYTES} bytes; this one is ${bytes}.`, { limit_bytes: PACKET_MAX_BYTES });
+    }
+    const result = await ingestPacket(readPacketText(text, "markdown"), source);
+    return { status: result.duplicate ? 200 : 201, body: result };
+  }
   // A batch wraps its packets two levels deep; each packet keeps the single-packet limit.
   const value = parseJsonText(text, JSON_MAX_DEPTH + 2);
   if (!isBatch(value)) {

@@ -5,6 +5,7 @@ import { recordLedgerEvents } from "../../events/ledger";
 import { packetContentHash } from "../../contract/canonical-json";
 import { redactSecrets } from "../../contract/secrets";
 import { ingestHandoffFile } from "../../ingest/watch/ingest-file";
+import { handoffFileKind } from "../../ingest/watch/handoff-files";
 import { writeBackHandoff } from "./write-back";
 
 /**
@@ -80,7 +81,8 @@ async function writeBackThread(threadKey: string): Promise<void> {
     },
   });
   const version = thread?.activeVersion;
-  if (!version || version.source !== "file" || !version.sourcePath) return;
+  // A Markdown handoff is the agent's prose: Baton never rewrites it (the merged packet is served instead).
+  if (!version || version.source !== "file" || !version.sourcePath || handoffFileKind(version.sourcePath) !== "json") return;
   const human = sectionOf(version.humanRevisions);
   if (human.revision === 0) return;
   const outcome = await writeBackHandoff({

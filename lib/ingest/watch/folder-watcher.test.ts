@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -154,9 +154,11 @@ describe("watchHandoffFolders", () => {
     expect(thread.activeVersionId).toBe(versions[1]!.id);
   });
 
-  it("ignores files not named handoff.json", async () => {
+  it("ignores files that are not handoff files", async () => {
     const folder = path.join(root, "others");
-    const ignored = ["other.json", "handoff.json.bak", "Handoff.JSON", "handoff.md"].map((name) => path.join(folder, name));
+    const ignored = ["other.json", "handoff.json.bak", "Handoff.JSON", "notes.md", "handoff.md.bak", "thoughts/handoffs/x.md", "shared/handoffs/y.md"].map((name) =>
+      path.join(folder, name),
+    );
     for (const [index, file] of ignored.entries()) write(file, packet(`ignored-${index}`));
     // Written after them: once it is in and settle() has passed, an ingested ignored file would show.
     const sentinel = path.join(folder, "handoff.json");
@@ -168,6 +170,42 @@ describe("watchHandoffFolders", () => {
     const stored = await db.packetVersion.findMany({ where: { sourcePath: { startsWith: folder } }, select: { sourcePath: true } });
     expect(stored.map((version) => version.sourcePath)).toEqual([sentinel]);
     expect(await db.thread.count({ where: { branch: { startsWith: "ignored-" } } })).toBe(0);
+  });
+});
+
+describe("Markdown handoffs in watched folders", () => {
+  const formats = path.join(process.cwd(), "testing/fixtures/formats");
+  const fixture = (name: string) => readFileSync(path.join(formats, name), "utf8");
+
+  it("ingests HANDOFF.md, HANDOVER.md, handoff.md and any .md below thoughts/shared/handoffs/, the text kept verbatim", async () => {
+    const files = [
+      [path.join(root, "md", "HANDOFF.md"), fixture("HANDOFF.md")],
+      [path.join(root, "md", "other", "HANDOVER.md"), fixture("HANDOVER.md")],
+      [path.join(root, "md", "lower", "handoff.md"), "# Handoff\n\n## Next steps\n- lower-case name\n"],
+      [path.join(root, "md", "thoughts", "shared", "handoffs", "LED-212", "2026-11-30_16-42-10_LED-212_retries.md"), fixture("humanlayer-create-handoff.md")],
+    ] as const;
+    for (const [file, text] of files) write(file, text);
+    for (const [file, text] of files) {
+      const [version] = await waitForVersions(file, 1);
+      expect((JSON.parse(version!.receivedJson) as { received_markdown: { text: string } }).received_markdown.text).toBe(text);
+      expect((JSON.parse(version!.flags) as { code: string }[]).map((flag) => flag.code)).toContain("mapped_from");
+    }
+    const [humanlayer] = await versionsAt(files[3][0]);
+    expect(humanlayer!.nextAction).toMatch(/^Add exponential back-off/);
+  });
+
+  it("records a Markdown handoff that does not parse as one ingest_error naming the file and the reason", async () => {
+    const file = path.join(root, "md-broken", "HANDOFF.md");
+    write(file, "---\ntitle: never closed\n\n## Next steps\n- x\n");
+    const [event] = await vi.waitFor(async () => {
+      const events = await ingestErrorsFor(file);
+      expect(events).toHaveLength(1);
+      return events;
+    }, waitOptions);
+    await settle();
+    expect(await ingestErrorsFor(file)).toHaveLength(1);
+    expect(JSON.parse(event!.data)).toMatchObject({ code: "invalid_markdown", source_path: file, message: expect.stringContaining("never closed") });
+    expect(await versionsAt(file)).toEqual([]);
   });
 });
 

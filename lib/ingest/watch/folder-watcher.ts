@@ -1,11 +1,9 @@
 import "server-only";
-import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { config } from "../../server/config";
 import { ingestHandoffFile } from "./ingest-file";
 import { findChangedHandoffs } from "./rescan";
-
-const HANDOFF_FILE = "handoff.json";
+import { handoffFileKind } from "./handoff-files";
 
 export interface FolderWatcher {
   /** Resolves once the initial scan of every folder is done. */
@@ -16,7 +14,8 @@ export interface FolderWatcher {
 }
 
 /**
- * Watches folders for `handoff.json` files (created or changed, at any depth)
+ * Watches folders for handoff files (`handoff.json` and Markdown handoffs: handoff-files.ts;
+ * created or changed, at any depth)
  * and ingests each through the one ingest path. Events for one file are
  * handled in order, one at a time; a failure is logged, never thrown.
  */
@@ -33,11 +32,11 @@ export function watchHandoffFolders(folders: string[], options: { rescanMs?: num
     awaitWriteFinish: { stabilityThreshold: 200, pollInterval: 50 },
     // A linked folder could lead outside the watched one; a linked file is refused at read.
     followSymlinks: false,
-    ignored: (file, stats) => Boolean(stats?.isFile() && path.basename(file) !== HANDOFF_FILE),
+    ignored: (file, stats) => Boolean(stats?.isFile() && handoffFileKind(file) === null),
   });
 
   const enqueue = (file: string) => {
-    if (path.basename(file) !== HANDOFF_FILE) return;
+    if (handoffFileKind(file) === null) return;
     const previous = queues.get(file) ?? Promise.resolve();
     const next = previous
       .then(() => ingestHandoffFile(file))

@@ -4,8 +4,8 @@ import { BatonError } from "../../core/errors";
 import { readRegularFile } from "../../server/fs/read-regular-file";
 import { sha256Hex } from "../../contract/canonical-json";
 import { PACKET_MAX_BYTES } from "../../contract/schema";
-import { parseJsonText } from "../../contract/validate";
-import { ingestPacket, type IngestResult } from "../ingest";
+import { ingestPacket, readPacketText, type IngestResult } from "../ingest";
+import { handoffFileKind } from "./handoff-files";
 import { recordLedgerEvents } from "../../events/ledger";
 import { workspaceRootOf } from "./workspace-root";
 
@@ -47,21 +47,21 @@ async function readIfPresent(file: string): Promise<Buffer | BatonError | null> 
   }
 }
 
-function parseFile(bytes: Buffer): unknown {
+function parseFile(file: string, bytes: Buffer): unknown {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw new BatonError("invalid_encoding", "The file is not valid UTF-8.");
   }
-  return parseJsonText(text);
+  return readPacketText(text, handoffFileKind(file) === "markdown" ? "markdown" : "json");
 }
 
 // One invalid content of one file is reported once, not at every change event.
 const reported = new Map<string, string>();
 
 /**
- * Ingests one handoff.json through the one ingest path. A file that does not
+ * Ingests one handoff file (handoff.json or a Markdown handoff) through the one ingest path. A file that does not
  * parse may be half-written: it is re-read until its bytes stop changing, and
  * only a stable invalid file becomes an `ingest_error` ledger event.
  */
@@ -81,7 +81,7 @@ export async function ingestHandoffFile(file: string, options: FileIngestOptions
     }
     const digest = sha256Hex(bytes.toString("latin1"));
     try {
-      const packet = parseFile(bytes);
+      const packet = parseFile(file, bytes);
       const result = await ingestPacket(packet, {
         kind: "file",
         actor: "watcher",
@@ -93,7 +93,7 @@ export async function ingestHandoffFile(file: string, options: FileIngestOptions
     } catch (error) {
       if (!(error instanceof BatonError) || error.status >= 500) throw error;
       lastError = error;
-      const unparsable = error.code === "invalid_json" || error.code === "invalid_encoding";
+      const unparsable = error.code === "invalid_json" || error.code === "invalid_encoding" || error.code === "invalid_markdown";
       // A parsed body that is not a packet is final; an unparsable one may still be being written.
       if (!unparsable) break;
       if (digest !== previous) {

@@ -1,8 +1,7 @@
 import "server-only";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-
-const HANDOFF_FILE = "handoff.json";
+import { handoffFileKind } from "./handoff-files";
 
 async function walk(folder: string, found: string[]): Promise<void> {
   let entries;
@@ -14,12 +13,12 @@ async function walk(folder: string, found: string[]): Promise<void> {
   for (const entry of entries) {
     const full = path.join(folder, entry.name);
     if (entry.isDirectory() && entry.name !== "node_modules" && !entry.name.startsWith(".")) await walk(full, found);
-    else if (entry.isFile() && entry.name === HANDOFF_FILE) found.push(full);
+    else if (entry.isFile() && handoffFileKind(full) !== null) found.push(full);
   }
 }
 
 /**
- * The handoff.json files below `folders` whose size or modification time changed
+ * The handoff files (handoff-files.ts) below `folders` whose size or modification time changed
  * since the last call (`seen` remembers them). A safety net under the file watcher,
  * which can miss a file written into a folder created a moment before.
  */

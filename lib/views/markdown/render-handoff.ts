@@ -166,7 +166,8 @@ function humanSection({ human }: RenderHandoffInput): Block {
   );
   if (answers.length) parts.push(`### Answers\n\n${bulletList(answers)}`);
   const questions = human.questions.map(
-    (question) => `${question.blocking ? "**Blocking:** " : ""}${inlineText(question.text)} (${inlineText(question.by)}, ${inlineText(question.at)})`,
+    (question) =>
+      `${question.settled_by ? `**Settled** by ${inlineText(question.settled_by)}, ${inlineText(question.settled_at ?? "")}: ` : question.blocking ? "**Blocking:** " : ""}${inlineText(question.text)} (${inlineText(question.by)}, ${inlineText(question.at)})`,
   );
   if (questions.length) parts.push(`### Questions for the next session\n\n${bulletList(questions)}`);
   return section("Decision and answers", parts.join("\n\n"));

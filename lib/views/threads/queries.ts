@@ -212,6 +212,13 @@ export async function getPacket(id: string): Promise<PacketDto> {
   });
 }
 
+/** A version's latest human section (the empty one when no person acted), for its Markdown renders. */
+export async function getHumanSection(versionId: string): Promise<HumanSection> {
+  const db = await database();
+  const rows = await db.humanRevision.findMany({ where: { versionId }, ...latestHumanRevision });
+  return sectionOf(rows);
+}
+
 /**
  * The merged packet the next session reads: the agent's fields exactly as it
  * wrote them, in its key order, with Baton's `human` section in place of any

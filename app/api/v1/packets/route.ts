@@ -1,4 +1,4 @@
-import { assertJsonContentType, readBodyText } from "@/lib/http/body";
+import { packetContentType, readBodyText } from "@/lib/http/body";
 import { defineRoute, reply } from "@/lib/http/route";
 import { BATCH_MAX_BYTES, ingestRequestBody } from "@/lib/ingest/request";
 import { announceArrival, type ArrivalTicket } from "@/lib/ingest/batch-writer";
@@ -9,7 +9,7 @@ import { ingestAnswerDto } from "@/lib/views/threads/dto";
 const IDEMPOTENCY_KEY_MAX = 200;
 
 async function storeRequest(request: Request, token: AuthenticatedToken, arrival: ArrivalTicket) {
-  assertJsonContentType(request);
+  const format = packetContentType(request);
   const key = request.headers.get("idempotency-key");
   if (key !== null && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX)) {
     throw new BatonError("invalid_request", `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} characters.`, {
@@ -25,7 +25,7 @@ async function storeRequest(request: Request, token: AuthenticatedToken, arrival
     project: token.project ?? undefined,
     idempotency: key ? { tokenId: token.id, key } : undefined,
     arrival,
-  });
+  }, format);
   return reply(body, { status });
 }
 
@@ -42,14 +42,16 @@ export const POST = defineRoute({
     "Idempotency-Key": `optional, 1 to ${IDEMPOTENCY_KEY_MAX} characters: the same key with the same body answers as the first time; with another body, 422`,
     "Baton-Source": "optional; `cli` marks the packet as pushed by `baton push`",
   },
-  body: { raw: "a handoff packet (docs/contract.md, docs/packet.schema.json), or `{\"packets\": [packet, ...]}`" },
+  body: {
+    raw: "a handoff packet (docs/contract.md, docs/packet.schema.json), or `{\"packets\": [packet, ...]}`; or, with `Content-Type: text/markdown`, one Markdown handoff (docs/contract.md#markdown-handoffs)",
+  },
   response: {
     kind: "json",
     status: [201, 200, 207],
     schema: ingestAnswerDto,
     description: "201 for a new packet, 200 with `duplicate: true` for known content, 207 for a batch (one result per item, each with its own status)",
   },
-  errors: ["invalid_json", "not_a_packet", "no_core_fields", "invalid_fields", "json_too_deep", "invalid_encoding", "idempotency_key_reused", "unsupported_media_type", "payload_too_large", "request_timeout"],
+  errors: ["invalid_json", "not_a_packet", "no_core_fields", "invalid_fields", "json_too_deep", "invalid_markdown", "invalid_encoding", "idempotency_key_reused", "unsupported_media_type", "payload_too_large", "request_timeout"],
   handler: async ({ request, token }) => {
     // Announced before the body is read, so that concurrent packets share a commit.
     const arrival = announceArrival();

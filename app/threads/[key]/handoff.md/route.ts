@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
 import { renderHandoffMarkdown } from "@/lib/views/markdown/render-handoff";
-import { getPacket, getThreadDetail } from "@/lib/views/threads/queries";
+import { getHumanSection, getPacket, getThreadDetail } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",
@@ -13,8 +13,8 @@ export const GET = defineRoute({
   errors: ["not_found"],
   handler: async ({ params }) => {
     const thread = await getThreadDetail(params.key);
-    const packet = await getPacket(thread.active_packet.id);
-    const markdown = renderHandoffMarkdown({ canonical: packet.canonical, flags: packet.flags, threadKey: thread.key, packetId: packet.id, human: null });
+    const [packet, human] = await Promise.all([getPacket(thread.active_packet.id), getHumanSection(thread.active_packet.id)]);
+    const markdown = renderHandoffMarkdown({ canonical: packet.canonical, flags: packet.flags, threadKey: thread.key, packetId: packet.id, human });
     return new Response(markdown, {
       headers: {
         "content-type": "text/markdown; charset=utf-8",

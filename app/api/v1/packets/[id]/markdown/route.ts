@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
 import { renderHandoffMarkdown } from "@/lib/views/markdown/render-handoff";
-import { getPacket } from "@/lib/views/threads/queries";
+import { getHumanSection, getPacket } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",
@@ -13,13 +13,13 @@ export const GET = defineRoute({
   errors: ["not_found"],
   handler: async ({ params }) => {
     const packet = await getPacket(params.id);
-    // People's decisions are not stored yet (a later issue); the human section joins the render then.
+    const human = await getHumanSection(packet.id);
     const markdown = renderHandoffMarkdown({
       canonical: packet.canonical,
       flags: packet.flags,
       threadKey: packet.thread_key,
       packetId: packet.id,
-      human: null,
+      human,
     });
     return new Response(markdown, {
       status: 200,
