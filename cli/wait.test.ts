@@ -18,7 +18,7 @@ import { countStatements } from "@/testing/count-statements";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { scheduleWriteBack } from "../lib/human/writeback/write-human-section";
 import { main } from "./main";
-import { WAIT_EXIT, waitTuning } from "./wait-command";
+import { WAIT_EXIT, waitTuning } from "./sync/wait-for-action";
 
 /**
  * `baton wait` against a real local server running the real routes

@@ -6,7 +6,7 @@ import { validatePacket } from "../../lib/contract/validate";
 import { answeredQuestionIds, humanSectionSchema, type HumanAnswer } from "../../lib/human/section";
 import { pullHandoff } from "../sync/pull";
 import { pushPacketText, type PushTarget } from "../sync/push";
-import { waitForAction } from "../wait-command";
+import { waitForAction } from "../sync/wait-for-action";
 
 /**
  * The `ask` tool's work: a question asked mid-session becomes a new version of the

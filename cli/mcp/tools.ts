@@ -1,19 +1,21 @@
 import "server-only";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { z } from "zod";
 import { COLUMNS } from "../../lib/board/columns";
 import { boardDto } from "../../lib/board/dto";
 import { BatonError } from "../../lib/core/errors";
 import { validatePacket } from "../../lib/contract/validate";
-import { humanAnswerSchema, humanSectionSchema } from "../../lib/human/section";
+import { humanSectionSchema } from "../../lib/human/section";
 import { MAX_WAIT_SECONDS } from "../../lib/human/wait";
 import { pullHandoff } from "../sync/pull";
 import { pushPacketText, type PushTarget } from "../sync/push";
-import { WAIT_EXIT, WAIT_FOR, waitForAction } from "../wait-command";
+import { WAIT_EXIT, WAIT_FOR, waitForAction } from "../sync/wait-for-action";
 import { readApi } from "./api";
 import { askedQuestionSchema, askOnThread, waitForAnswers } from "./ask";
+import { askOutput, decisionOutput, handoffOutput, statusOutput } from "./outputs";
+import { failure, success, withProgress } from "./results";
+
+export { mcpTuning } from "./results";
 
 /**
  * Baton's MCP tools and resources, the same over stdio (`baton mcp`, cli/mcp/stdio.ts) and
@@ -28,99 +30,7 @@ export const ASK_DEFAULT_WAIT_SECONDS = 180;
 export const DECISION_MAX_WAIT_SECONDS = 3_600;
 const STATUS_DEFAULT_LIMIT = 50;
 const STATUS_MAX_LIMIT = 200;
-/** Knobs the tests turn. */
-export const mcpTuning = {
-  /** How often a waiting tool tells a client that asked for progress that it is still waiting. */
-  progressEveryMs: 15_000,
-};
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
 const threadKey = z.string().min(1).max(500).describe("The thread key, as `handoff` answered it (e.g. acme@main).");
-
-/**
- * A refusal the model can act on. The details ride in the text as JSON: clients check
- * structuredContent against the output schema even on errors.
- */
-function failure(message: string, details?: Record<string, unknown>): CallToolResult {
-  return { isError: true, content: [{ type: "text", text: details ? `${message}\n${JSON.stringify(details)}` : message }] };
-}
-
-function success<T extends Record<string, unknown>>(summary: string, structured: T): CallToolResult {
-  return { content: [{ type: "text", text: `${summary}\n${JSON.stringify(structured)}` }], structuredContent: structured };
-}
-
-/** While `work` runs, progress notifications for a client that sent a progress token (so its request timeout can reset). */
-async function withProgress<T>(extra: Extra, label: string, work: () => Promise<T>): Promise<T> {
-  const progressToken = extra._meta?.progressToken;
-  if (progressToken === undefined) return work();
-  let beats = 0;
-  const started = Date.now();
-  const timer = setInterval(() => {
-    beats++;
-    void extra
-      .sendNotification({ method: "notifications/progress", params: { progressToken, progress: beats, message: `${label} (${Math.round((Date.now() - started) / 1000)} s)` } })
-      .catch(() => undefined);
-  }, mcpTuning.progressEveryMs);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-const handoffOutput = {
-  thread_key: z.string(),
-  packet_id: z.string(),
-  duplicate: z.boolean().describe("True when this exact packet was already stored: nothing changed."),
-  flags: z.array(z.string()).describe("Lint flags Baton raised on the packet (docs/contract.md#lint-flags)."),
-  column: z.enum(COLUMNS).nullable().describe("Where the thread now sits on the board; needs_you means a person must act."),
-  reason: z.string().nullable().describe("Why it sits there."),
-};
-
-const answerOutput = z.object(humanAnswerSchema.shape);
-
-const askOutput = {
-  status: z.enum(["answered", "not_answered_yet", "superseded"]),
-  thread_key: z.string(),
-  packet_id: z.string().describe("The version that carries the questions."),
-  question_ids: z.array(z.string()),
-  answers: z.array(answerOutput),
-  pending_question_ids: z.array(z.string()),
-  keep_waiting: z
-    .object({ tool: z.literal("ask"), arguments: z.object({ thread: z.string(), waiting_on: z.object({ packet_id: z.string(), question_ids: z.array(z.string()) }) }) })
-    .nullable()
-    .describe("When not answered yet: call this to keep waiting without asking again."),
-};
-
-const decisionOutput = {
-  outcome: z.enum(["approved", "intervened", "answered", "timed_out"]),
-  exit_code: z.number().int().describe("What `baton wait` would exit with: 0 approved, 10 intervened, 11 answered, 2 timed out."),
-  thread_key: z.string(),
-  packet_id: z.string().nullable(),
-  human: humanSectionSchema.nullable().describe("The human section when a person acted: decision, answers, and instructions (questions) to deal with first when intervened."),
-  message: z.string(),
-};
-
-const statusThread = z.object({
-  thread_key: z.string(),
-  agent: z.string().nullable(),
-  project: z.string().nullable(),
-  branch: z.string().nullable(),
-  topic: z.string().nullable(),
-  column: z.enum(COLUMNS),
-  reason: z.string(),
-  summary: z.string().nullable(),
-  next_action: z.string().nullable(),
-  unanswered_questions: z.number().int(),
-  decision: z.enum(["approved", "intervened"]).nullable(),
-  updated_at: z.string(),
-});
-const statusOutput = {
-  columns: z.array(z.enum(COLUMNS)),
-  total: z.number().int().describe("Threads in those columns (all of them, also past `limit`)."),
-  threads: z.array(statusThread),
-};
 
 const outcomeNames = { [WAIT_EXIT.approved]: "approved", [WAIT_EXIT.intervened]: "intervened", [WAIT_EXIT.answered]: "answered" } as const;
 
