@@ -81,6 +81,8 @@ function serveRoutes(): Promise<{ base: string; close: () => Promise<void> }> {
       outgoing.destroy();
     });
   });
+  // Longer than any pause between rows: a viewer's kept-alive connection is never closed under its next request.
+  server.keepAliveTimeout = 120_000;
   return new Promise((resolve) =>
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo;

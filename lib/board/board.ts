@@ -8,7 +8,7 @@ import { boardDto, compareBoardCards, type BoardCardDto, type BoardDto } from ".
 import type { ThreadFilters } from "../views/threads/filters";
 import { cardSelect, filterWhere, toCards } from "../views/threads/queries";
 import { COLUMNS, COLUMN_TITLES, decideColumn, type Column } from "./columns";
-import { peekVerdictCached, readVerdictCached } from "../views/verdict/cache";
+import { fitVerdictCacheToBoard, peekVerdictCached, readVerdictCached } from "../views/verdict/cache";
 import type { VerdictSummaryDto } from "../views/verdict/dto";
 import { workspaceRootsFor } from "../views/verdict/roots";
 import { NO_ROOT_REASON } from "../views/verdict/read";
@@ -134,6 +134,8 @@ export async function loadBoard(
   // Watchdog findings (lib/board/watchdog/findings.ts) join the flags a card carries before it is placed.
   const watchdogFlags = await loadWatchdogFlags(options.keys);
   const cards = (await toCards(rows)).map((card) => withFlags(card, watchdogFlags.get(card.key)));
+  const unfiltered = Object.values(filters).every((value) => value === undefined || value === "" || (Array.isArray(value) && !value.length));
+  if (unfiltered && !options.keys) fitVerdictCacheToBoard(cards.length);
   const [verdicts, riskAttention] = await Promise.all([
     readVerdicts(cards),
     riskAttentionByVersion(cards.map((card) => card.active_packet.id), new Date(now)),

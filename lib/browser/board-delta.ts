@@ -1,6 +1,12 @@
 import { boardDeltaDto, compareBoardCards, type BoardDto } from "../board/dto";
 
 /**
+ * How often a board that follows deltas is fetched whole all the same: snoozes ending and
+ * sessions going quiet move cards with the clock, with no ledger event to send a delta for.
+ */
+export const BOARD_RESYNC_MS = 60_000;
+
+/**
  * The board with a stream delta applied (lib/board/board-delta.ts): changed cards replaced in
  * their column at their place in its order, counts and total recounted. Null when the delta
  * cannot be applied and the board must be refetched: it asks for that, it does not pass its
