@@ -32,8 +32,8 @@ const NOT_ON_THE_BOARD: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
   "webhook_deleted",
 ]);
 
-/** Frames kept for streams that get the same batch a moment later; a batch is shared within milliseconds. */
-const REMEMBERED_FRAMES = 64;
+/** Frames kept for streams that get the same batch a moment later (a batch is shared within milliseconds; a frame of a large batch is large). */
+const REMEMBERED_FRAMES = 16;
 
 const frames = singleton("BoardDeltaFrames", () => ({ byBatch: new Map<string, Promise<string>>(), computed: 0 }));
 
