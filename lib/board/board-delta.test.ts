@@ -117,6 +117,9 @@ describe("computeBoardDelta applied by the browser", () => {
     const board = await loadBoard(filters());
     expect(applyBoardDelta(board, { ...(await computeBoardDelta([unknown], filters())) })).toBeNull();
     expect(applyBoardDelta(board, { view: "board", seq: 1, upserts: "not cards" })).toBeNull();
+    // A partial first paint's counts include cards it does not hold: it is fetched whole instead.
+    const moved = await expectDeltaMatchesFreshLoad({}, () => ingest("d-a", { next_action: "once more" }));
+    expect(applyBoardDelta({ ...board, complete: false }, moved)).toBeNull();
   });
 });
 
