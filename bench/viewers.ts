@@ -36,7 +36,7 @@ import { boardDeltasComputed } from "../lib/board/board-delta";
 import { GET as streamRoute } from "../app/api/v1/stream/route";
 import { GET as boardRoute } from "../app/api/v1/board/route";
 
-const SEED_CHUNK = 256;
+const SEED_CHUNK = Number(process.env.BENCH_SEED_CHUNK ?? 256);
 const NEVER_AFTER_MS = 10_000;
 const MODES: ViewerMode[] = ["refetch", "delta"];
 
@@ -119,6 +119,15 @@ async function settle(): Promise<void> {
   }
 }
 
+/**
+ * PostgreSQL cannot store U+0000 in text and the board's packets carry it among their hostile
+ * characters (storing them there fails, as in bench:heartbeats): on PostgreSQL they are dropped.
+ */
+function withoutNul<P extends { body: Record<string, unknown> }>(packet: P, dialect: "sqlite" | "postgresql"): P {
+  if (dialect === "sqlite") return packet;
+  return { ...packet, body: JSON.parse(JSON.stringify(packet.body).replaceAll("\\u0000", "")) as Record<string, unknown> };
+}
+
 interface Row {
   viewers: number;
   mode: ViewerMode;
@@ -197,7 +206,7 @@ async function main() {
     const keys: string[] = [];
     const t0 = performance.now();
     for (let at = 0; at < threads; at += SEED_CHUNK) {
-      const chunk = Array.from({ length: Math.min(SEED_CHUNK, threads - at) }, (_, i) => board.packet(at + i, 0));
+      const chunk = Array.from({ length: Math.min(SEED_CHUNK, threads - at) }, (_, i) => withoutNul(board.packet(at + i, 0), db.dialect));
       await Promise.all(chunk.map((packet) => ingestPacket(packet.body, { kind: "cli", actor: "bench" }, packet.receivedAt)));
       keys.push(...chunk.map((packet) => packet.body.thread as string));
     }
