@@ -15,7 +15,8 @@
  * until every viewer's board shows its next_action (p50/p95/max, and how many never did
  * within 10 s), and the bytes each viewer received per event; ratios are delta / refetch.
  *
- * Env: BENCH_THREADS (1000), BENCH_VIEWERS (1,10,50,200), BENCH_PACKETS (5).
+ * Env: BENCH_THREADS (1000), BENCH_VIEWERS (1,10,50,200), BENCH_PACKETS (5), BENCH_SEED_CHUNK (256 packets
+ * ingested at once while seeding; the PostgreSQL figures in docs/performance.md used 16).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -227,6 +228,8 @@ async function main() {
   } finally {
     viewersProcess.stop();
     await routes.close();
+    // On PostgreSQL the live feed keeps its connection 30 s after its last stream (lib/events/ledger-feed.ts): the database is dropped after it.
+    if (db.dialect === "postgresql") await sleep(31_000);
     await closeDatabase();
     await cleanUpDatabase(db);
   }
