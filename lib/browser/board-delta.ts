@@ -1,10 +1,12 @@
 import { boardDeltaDto, compareBoardCards, type BoardDto } from "../board/dto";
 
 /**
- * How often a board that follows deltas is fetched whole all the same: snoozes ending and
- * sessions going quiet move cards with the clock, with no ledger event to send a delta for.
+ * How often a board that follows deltas is fetched whole all the same: a snooze ending moves a
+ * card with the clock, with no ledger event to send a delta for (going stale has one). Each
+ * viewer costs the server one board load per period: 200 viewers of 1,000 threads, about a
+ * tenth of a core at 5 minutes.
  */
-export const BOARD_RESYNC_MS = 60_000;
+export const BOARD_RESYNC_MS = 5 * 60_000;
 
 /**
  * The board with a stream delta applied (lib/board/board-delta.ts): changed cards replaced in
