@@ -1,8 +1,8 @@
 import "server-only";
 import { z } from "zod";
 import { BatonError } from "../core/errors";
-import { singleton } from "../core/singleton";
 import type { LedgerEventDto, LedgerKind } from "../events/dto";
+import { deltaFrame, sharedFrame, sharedFramesMade } from "../events/shared-frames";
 import { threadFiltersSchema, type ThreadFilters } from "../views/threads/filters";
 import { loadBoard } from "./board";
 import { boardDeltaDto, type BoardDeltaDto } from "./dto";
@@ -15,8 +15,8 @@ import { readActiveThreadsAround } from "./watchdog/findings";
  * sends the same frame. No viewer makes the server read the whole board for an event.
  */
 
-/** Events about no card: people, tokens, sign-ins, webhooks, rejected packets. */
-const NOT_ON_THE_BOARD: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
+/** Events about no thread: people, tokens, sign-ins, webhooks, rejected packets. */
+export const NOT_ABOUT_THREADS: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
   "ingest_error",
   "token_created",
   "token_revoked",
@@ -32,15 +32,8 @@ const NOT_ON_THE_BOARD: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
   "webhook_deleted",
 ]);
 
-/** Frames kept for streams that get the same batch a moment later (a batch is shared within milliseconds; a frame of a large batch is large). */
-const REMEMBERED_FRAMES = 16;
-
-const frames = singleton("BoardDeltaFrames", () => ({ byBatch: new Map<string, Promise<string>>(), computed: 0 }));
-
-/** How many deltas this process has computed (bench:viewers and the tests compare it with the viewers). */
-export function boardDeltasComputed(): number {
-  return frames.computed;
-}
+/** How many deltas this process has computed, of every view (bench:viewers and the tests compare it with the viewers). */
+export const boardDeltasComputed = sharedFramesMade;
 
 /** `?board=` of GET /api/v1/stream: the board's filters as its page URL has them (`q=…&severity=high`); empty for none. */
 export const boardStreamQuerySchema = z.object({
@@ -60,7 +53,7 @@ export function boardStreamFilters(board: string | undefined): ThreadFilters | n
 export async function computeBoardDelta(events: readonly LedgerEventDto[], filters: ThreadFilters): Promise<BoardDeltaDto> {
   const seq = events.at(-1)?.seq ?? 0;
   const none = (refetch: boolean): BoardDeltaDto => ({ view: "board", seq, generated_at: new Date().toISOString(), upserts: [], removes: [], refetch });
-  if (events.some((event) => event.thread_key === null && !NOT_ON_THE_BOARD.has(event.kind))) return none(true);
+  if (events.some((event) => event.thread_key === null && !NOT_ABOUT_THREADS.has(event.kind))) return none(true);
   const keys = [...new Set(events.flatMap((event) => (event.thread_key === null ? [] : [event.thread_key])))];
   if (!keys.length) return none(false);
   // A packet can start or end a duplicate topic on the threads of its project and branch: their cards are placed too.
@@ -79,28 +72,18 @@ export async function computeBoardDelta(events: readonly LedgerEventDto[], filte
   });
 }
 
-function deltaFrame(delta: BoardDeltaDto): string {
-  return `event: delta\ndata: ${JSON.stringify(delta)}\n\n`;
-}
-
 /**
  * The `event: delta` frame for a batch, computed once for every stream with the same filters
  * (a live batch reaches each stream as the same events). A failure is logged and told as a
  * refetch, never thrown into the stream.
  */
 export function boardDeltaFrame(events: readonly LedgerEventDto[], filters: ThreadFilters): Promise<string> {
-  const id = JSON.stringify([events[0]?.seq, events.at(-1)?.seq, events.length, filters]);
-  const known = frames.byBatch.get(id);
-  if (known) return known;
-  frames.computed++;
-  const frame = computeBoardDelta(events, filters).then(deltaFrame, (error: unknown) => {
-    console.error("baton: board delta failed; viewers refetch the board", error);
-    return deltaFrame({ view: "board", seq: events.at(-1)?.seq ?? 0, generated_at: new Date().toISOString(), upserts: [], removes: [], refetch: true });
-  });
-  frames.byBatch.set(id, frame);
-  for (const old of frames.byBatch.keys()) {
-    if (frames.byBatch.size <= REMEMBERED_FRAMES) break;
-    frames.byBatch.delete(old);
-  }
-  return frame;
+  const id = JSON.stringify(["board", events[0]?.seq, events.at(-1)?.seq, events.length, filters]);
+  return sharedFrame(id, () =>
+    computeBoardDelta(events, filters).then(deltaFrame, (error: unknown) => {
+      console.error("baton: board delta failed; viewers refetch the board", error);
+      const refetch: BoardDeltaDto = { view: "board", seq: events.at(-1)?.seq ?? 0, generated_at: new Date().toISOString(), upserts: [], removes: [], refetch: true };
+      return deltaFrame(refetch);
+    }),
+  );
 }
