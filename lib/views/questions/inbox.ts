@@ -2,7 +2,7 @@ import "server-only";
 import { database } from "../../db/client";
 import { inChunks } from "../../db/sql";
 import type { Prisma } from "../../generated/prisma/client";
-import { inboxDto, type InboxDto, type QuestionGroupDto } from "./dto";
+import { compareQuestionGroups, inboxDto, type InboxDto, type QuestionGroupDto } from "./dto";
 import { answeredQuestionIds, latestHumanRevision, sameQuestionKey, sectionOf } from "../../human/section";
 
 /** The shapes live in ./inbox-dto (client-safe); importers of this module keep finding them here. */
@@ -68,9 +68,7 @@ export async function listOpenQuestions(options: { /** Only these threads' quest
     groups.set(key, group);
   }
   for (const [key, options] of optionsByGroup) groups.get(key)!.options = [...options];
-  const ordered = [...groups.values()].sort(
-    (a, b) => Number(b.blocking) - Number(a.blocking) || a.asked_at.localeCompare(b.asked_at) || a.key.localeCompare(b.key),
-  );
+  const ordered = [...groups.values()].sort(compareQuestionGroups);
   for (const group of ordered) group.items.sort((a, b) => a.asked_at.localeCompare(b.asked_at) || a.thread_key.localeCompare(b.thread_key));
   return inboxDto.parse({ groups: ordered, total });
 }
