@@ -207,11 +207,11 @@ test.describe("GET /api/v1/stream", () => {
   });
 });
 
-/** Counts the page's requests for the board's data from the moment `counting.on` turns true. */
-function countBoardFetches(page: Page, counting: { on: boolean }): { count: number } {
+/** Counts the page's requests for `path` (a view's data) from the moment `counting.on` turns true. */
+function countFetches(page: Page, counting: { on: boolean }, path = "/api/v1/board"): { count: number } {
   const fetches = { count: 0 };
   page.on("request", (request) => {
-    if (counting.on && new URL(request.url()).pathname === "/api/v1/board") fetches.count++;
+    if (counting.on && new URL(request.url()).pathname === path) fetches.count++;
   });
   return fetches;
 }
@@ -222,7 +222,7 @@ test("two boards open: a packet moves the card on both from the stream's delta, 
   await storePacket(request, agentToken, packetFor(key, { open_risks: [], next_action: `first step of ${key}` }));
   const second = await page.context().newPage();
   const counting = { on: false };
-  const fetches = [countBoardFetches(page, counting), countBoardFetches(second, counting)];
+  const fetches = [countFetches(page, counting), countFetches(second, counting)];
   for (const board of [page, second]) {
     await board.goto(`/?q=${encodeURIComponent(run)}`);
     await waitForLive(board);
@@ -238,4 +238,16 @@ test("two boards open: a packet moves the card on both from the stream's delta, 
   }
   expect(fetches.map((each) => each.count)).toEqual([0, 0]);
   await second.close();
+});
+
+test("the questions inbox shows a new question from the stream's delta, with no inbox refetch", async ({ page, request, agentToken }) => {
+  const thread = uniqueId("delta-question");
+  const counting = { on: false };
+  const fetches = countFetches(page, counting, "/api/v1/questions");
+  await page.goto("/questions");
+  await expect(page.getByText("live", { exact: true })).toBeVisible({ timeout: 10_000 });
+  counting.on = true;
+  await storePacket(request, agentToken, packetFor(thread, { questions_for_human: [`Is ${thread} ready to merge?`] }));
+  await expect(page.getByRole("list", { name: "Unanswered questions" }).getByText(`Is ${thread} ready to merge?`)).toBeVisible({ timeout: 5_000 });
+  expect(fetches.count).toBe(0);
 });
