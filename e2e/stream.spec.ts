@@ -1,5 +1,7 @@
 import { expect, test } from "./support/fixtures";
-import { bearer, expectErrorShape, packetFor, postPacket, uniqueId } from "./support/api";
+import type { Page } from "@playwright/test";
+import { bearer, expectErrorShape, packetFor, postPacket, storePacket, uniqueId } from "./support/api";
+import { card, cardsIn, waitForLive } from "./support/board";
 import { adminCookie } from "./support/people";
 
 /** GET /api/v1/stream against the production build (`next start`): server-sent events of the ledger. */
@@ -203,4 +205,49 @@ test.describe("GET /api/v1/stream", () => {
     expect(badHeader.status).toBe(400);
     expectErrorShape(await badHeader.json(), "invalid_request");
   });
+});
+
+/** Counts the page's requests for `path` (a view's data) from the moment `counting.on` turns true. */
+function countFetches(page: Page, counting: { on: boolean }, path = "/api/v1/board"): { count: number } {
+  const fetches = { count: 0 };
+  page.on("request", (request) => {
+    if (counting.on && new URL(request.url()).pathname === path) fetches.count++;
+  });
+  return fetches;
+}
+
+test("two boards open: a packet moves the card on both from the stream's delta, with no board refetch", async ({ page, request, agentToken }) => {
+  const run = uniqueId("delta-run");
+  const key = `${run}-card`;
+  await storePacket(request, agentToken, packetFor(key, { open_risks: [], next_action: `first step of ${key}` }));
+  const second = await page.context().newPage();
+  const counting = { on: false };
+  const fetches = [countFetches(page, counting), countFetches(second, counting)];
+  for (const board of [page, second]) {
+    await board.goto(`/?q=${encodeURIComponent(run)}`);
+    await waitForLive(board);
+    await expect(cardsIn(board, "Ready").filter({ hasText: `first step of ${key}` })).toHaveCount(1);
+  }
+
+  counting.on = true;
+  await storePacket(request, agentToken, packetFor(key, { open_risks: [{ severity: "critical", detail: "seen live" }], next_action: `second step of ${key}` }));
+  for (const board of [page, second]) {
+    await expect(cardsIn(board, "Needs you").filter({ hasText: `second step of ${key}` })).toHaveCount(1, { timeout: 5_000 });
+    await expect(cardsIn(board, "Ready")).toHaveCount(0);
+    await expect(card(board, key)).toHaveCount(1);
+  }
+  expect(fetches.map((each) => each.count)).toEqual([0, 0]);
+  await second.close();
+});
+
+test("the questions inbox shows a new question from the stream's delta, with no inbox refetch", async ({ page, request, agentToken }) => {
+  const thread = uniqueId("delta-question");
+  const counting = { on: false };
+  const fetches = countFetches(page, counting, "/api/v1/questions");
+  await page.goto("/questions");
+  await expect(page.getByText("live", { exact: true })).toBeVisible({ timeout: 10_000 });
+  counting.on = true;
+  await storePacket(request, agentToken, packetFor(thread, { questions_for_human: [`Is ${thread} ready to merge?`] }));
+  await expect(page.getByRole("list", { name: "Unanswered questions" }).getByText(`Is ${thread} ready to merge?`)).toBeVisible({ timeout: 5_000 });
+  expect(fetches.count).toBe(0);
 });

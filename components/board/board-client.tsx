@@ -7,6 +7,7 @@ import { isTextField } from "@/lib/browser/text-field";
 import { useDocumentKeys } from "@/lib/browser/use-document-keys";
 import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useLiveQuery } from "@/lib/browser/use-live-query";
+import { applyBoardDelta, BOARD_RESYNC_MS } from "@/lib/browser/board-delta";
 import { boardDto, type BoardDto } from "@/lib/board/dto";
 import { Alert } from "@/components/ui/alert";
 import { BoardColumn } from "./board-column";
@@ -59,6 +60,9 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     initialDataUpdatedAt: initialBoard.complete ? undefined : 0,
     keepPrevious: true,
     revalidate: true,
+    // The server sends the changed cards for these filters: events refetch nothing (docs/decisions/064-board-deltas.md).
+    deltas: { streamUrl: withQuery("/api/v1/stream", "", { board: search }), apply: applyBoardDelta },
+    refetchInterval: BOARD_RESYNC_MS,
   });
 
   const setFilters = useCallback(

@@ -2,6 +2,7 @@
 
 import { inboxDto, type InboxDto } from "@/lib/views/questions/dto";
 import { useLiveQuery } from "@/lib/browser/use-live-query";
+import { applyInboxDelta } from "@/lib/browser/inbox-delta";
 
 /** The react-query key of the questions inbox: the list and the heading's count share it. */
 export const INBOX_QUERY_KEY = ["questions"] as const;
@@ -21,6 +22,8 @@ export function useInbox(initialInbox: InboxDto, loadedAt: number, followLedger 
     initialData: initialInbox,
     initialDataUpdatedAt: loadedAt,
     followLedger,
+    // The server sends the changed threads' questions: events refetch nothing (docs/decisions/064-board-deltas.md).
+    deltas: { streamUrl: "/api/v1/stream?questions=", apply: applyInboxDelta },
   });
   return { ...query, data: query.data ?? initialInbox };
 }

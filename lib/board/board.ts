@@ -3,13 +3,12 @@ import { config } from "../server/config";
 import { database } from "../db/client";
 import { inChunks } from "../db/sql";
 import type { Flag, FlagCode } from "../contract/lint";
-import { severityRank, type Severity } from "../contract/severity";
 import type { ThreadCardDto } from "../views/threads/dto";
-import { boardDto, type BoardCardDto, type BoardDto } from "./dto";
+import { boardDto, compareBoardCards, type BoardCardDto, type BoardDto } from "./dto";
 import type { ThreadFilters } from "../views/threads/filters";
 import { cardSelect, filterWhere, toCards } from "../views/threads/queries";
 import { COLUMNS, COLUMN_TITLES, decideColumn, type Column } from "./columns";
-import { peekVerdictCached, readVerdictCached } from "../views/verdict/cache";
+import { fitVerdictCacheToBoard, peekVerdictCached, readVerdictCached } from "../views/verdict/cache";
 import type { VerdictSummaryDto } from "../views/verdict/dto";
 import { workspaceRootsFor } from "../views/verdict/roots";
 import { NO_ROOT_REASON } from "../views/verdict/read";
@@ -89,17 +88,6 @@ function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskA
   };
 }
 
-const rank = (severity: Severity | null) => (severity ? severityRank(severity) : 0);
-
-/** Within a column: the most severe first, then the most recently active. */
-function compareCards(a: BoardCardDto, b: BoardCardDto): number {
-  return (
-    rank(b.active_packet.highest_severity) - rank(a.active_packet.highest_severity) ||
-    b.updated_at.localeCompare(a.updated_at) ||
-    a.key.localeCompare(b.key)
-  );
-}
-
 /**
  * The verdict summary of each card's active version: from the cache, or read
  * once (the pointers come from the stored canonical form, fetched only for misses).
@@ -146,6 +134,8 @@ export async function loadBoard(
   // Watchdog findings (lib/board/watchdog/findings.ts) join the flags a card carries before it is placed.
   const watchdogFlags = await loadWatchdogFlags(options.keys);
   const cards = (await toCards(rows)).map((card) => withFlags(card, watchdogFlags.get(card.key)));
+  const unfiltered = Object.values(filters).every((value) => value === undefined || value === "" || (Array.isArray(value) && !value.length));
+  if (unfiltered && !options.keys) fitVerdictCacheToBoard(cards.length);
   const [verdicts, riskAttention] = await Promise.all([
     readVerdicts(cards),
     riskAttentionByVersion(cards.map((card) => card.active_packet.id), new Date(now)),
@@ -158,7 +148,7 @@ export async function loadBoard(
     byColumn.get(placed.column)!.push(placed);
   }
   const columns = COLUMNS.map((id) => {
-    const cards = byColumn.get(id)!.sort(compareCards);
+    const cards = byColumn.get(id)!.sort(compareBoardCards);
     return { id, title: COLUMN_TITLES[id], count: cards.length, cards: cards.slice(0, limit) };
   });
   return boardDto.parse({

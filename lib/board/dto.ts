@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { severityRank, type Severity } from "../contract/severity";
 import { threadCardDto } from "../views/threads/dto";
 import { verdictSummaryDto } from "../views/verdict/dto";
 import { COLUMNS } from "./columns";
@@ -29,3 +30,34 @@ export const boardDto = z.object({
   ),
 });
 export type BoardDto = z.infer<typeof boardDto>;
+
+const rank = (severity: Severity | null) => (severity ? severityRank(severity) : 0);
+
+/** Within a column: the most severe first, then the most recently active (the server's order and the browser's, after a delta). */
+export function compareBoardCards(a: BoardCardDto, b: BoardCardDto): number {
+  return (
+    rank(b.active_packet.highest_severity) - rank(a.active_packet.highest_severity) ||
+    b.updated_at.localeCompare(a.updated_at) ||
+    a.key.localeCompare(b.key)
+  );
+}
+
+/**
+ * What a batch of ledger events changed on a board with given filters, computed once for every
+ * viewer with those filters and sent over the stream as `event: delta` (lib/board/board-delta.ts,
+ * docs/decisions/064-board-deltas.md).
+ */
+export const boardDeltaDto = z.object({
+  view: z.literal("board"),
+  /** The last ledger seq of the batch it answers. */
+  seq: z.number().int(),
+  /** When the cards were placed (the board's `generated_at`: ages are measured from it). */
+  generated_at: z.string(),
+  /** Cards to put in place, whole (column and sort keys included): changed, or newly matching the filters. */
+  upserts: z.array(boardCardDto),
+  /** Keys of cards to take off: archived, or no longer matching the filters. */
+  removes: z.array(z.string()),
+  /** The change could not be told as cards (an event about no thread, a failed computation): refetch the board. */
+  refetch: z.boolean(),
+});
+export type BoardDeltaDto = z.infer<typeof boardDeltaDto>;

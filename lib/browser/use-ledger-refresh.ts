@@ -23,7 +23,12 @@ const EVERY_EVENT = () => REFRESH_EVERY_MS;
  * missed (a reset) every rule refreshes at once. The rules' count must not change.
  * `enabled: false` opens no stream. Returns the stream's state, for display.
  */
-export function useLedgerRefresh(rules: LedgerRefreshRule[], enabled = true): LedgerStreamStatus {
+export function useLedgerRefresh(
+  rules: LedgerRefreshRule[],
+  enabled = true,
+  /** A stream URL asking for a view's deltas, and what receives them (use-live-query.ts). */
+  deltas?: { url: string; onDelta: (data: unknown) => void },
+): LedgerStreamStatus {
   const latest = useRef(rules);
   const schedulers = useRef<RefreshScheduler[]>([]);
   // The schedulers call the latest rules, without being re-made when the caller passes new ones.
@@ -39,6 +44,8 @@ export function useLedgerRefresh(rules: LedgerRefreshRule[], enabled = true): Le
 
   return useLedgerStream({
     enabled,
+    url: deltas?.url,
+    onDelta: deltas?.onDelta,
     onEvents: (events) =>
       latest.current.forEach((rule, index) => {
         const gap = (rule.gapFor ?? EVERY_EVENT)(events);

@@ -18,6 +18,8 @@ export interface UseLedgerStreamOptions {
   onEvents: (events: LedgerEventDto[]) => void;
   /** The stream could not tell what was missed: refetch everything. */
   onReset?: () => void;
+  /** A view's change the server computed for a batch (`event: delta`, asked for in `url`), unparsed: the view checks it. */
+  onDelta?: (data: unknown) => void;
   /** False closes the stream (default true). */
   enabled?: boolean;
 }
@@ -46,6 +48,7 @@ export function useLedgerStream({
   url = DEFAULT_STREAM_URL,
   onEvents,
   onReset,
+  onDelta,
   enabled = true,
 }: UseLedgerStreamOptions): LedgerStreamStatus {
   const [status, setStatus] = useState<Exclude<LedgerStreamStatus, "off">>("connecting");
@@ -54,6 +57,7 @@ export function useLedgerStream({
   // The latest callbacks, without reconnecting when the caller passes new ones.
   const deliverEvents = useEffectEvent((events: LedgerEventDto[]) => onEvents(events));
   const deliverReset = useEffectEvent(() => onReset?.());
+  const deliverDelta = useEffectEvent((data: unknown) => onDelta?.(data));
 
   useEffect(() => {
     // Synchronises this component with an EventSource on `url`: opens it,
@@ -98,6 +102,9 @@ export function useLedgerStream({
         flushTimer = undefined;
         deliverReset();
       });
+
+      // Sent after its batch's ledger events; applied at once (the view keeps its own order).
+      current.addEventListener("delta", (message) => deliverDelta(parseJson(message.data)));
 
       // After the catch-up: live from `seq`, which is where a reconnect resumes.
       current.addEventListener("ready", (message) => {

@@ -1,7 +1,7 @@
 "use client";
 
 import { keepPreviousData, useQuery, useQueryClient, type QueryKey } from "@tanstack/react-query";
-import { useCallback } from "react";
+import { useCallback, useRef } from "react";
 import type { z } from "zod";
 import type { LedgerEventDto } from "../events/dto";
 import { fetchParsed } from "./fetch-parsed";
@@ -33,6 +33,12 @@ export interface UseLiveQueryOptions<T> {
   followLedger?: boolean;
   /** More of the page to refresh on the same stream (the timeline's feed). */
   alsoRefresh?: LedgerRefreshRule[];
+  /**
+   * The server sends this view's changes over the stream (docs/decisions/064-board-deltas.md):
+   * ledger events then refetch nothing; each delta is applied to the cached data. `apply`
+   * returns null when it cannot be applied (the view is then refetched).
+   */
+  deltas?: { streamUrl: string; apply: (data: T, delta: unknown) => T | null };
 }
 
 /**
@@ -41,11 +47,28 @@ export interface UseLiveQueryOptions<T> {
  * Returns the query, `reload` (invalidate and refetch now) and the stream's state.
  */
 export function useLiveQuery<T>(options: UseLiveQueryOptions<T>) {
-  const { queryKey, url, schema, what, gapFor, followLedger = true, alsoRefresh = [] } = options;
+  const { queryKey, url, schema, what, gapFor, followLedger = true, alsoRefresh = [], deltas } = options;
   const queryClient = useQueryClient();
+  // Each fetch under way collects the deltas that arrive meanwhile: its data may predate them, so they are applied to it again.
+  const fetches = useRef(new Set<unknown[]>());
   const query = useQuery<T, Error, T>({
     queryKey,
-    queryFn: () => fetchParsed(url, schema, what, options.revalidate ? queryClient.getQueryData<T>(queryKey) : undefined),
+    queryFn: async () => {
+      const arrived: unknown[] = [];
+      fetches.current.add(arrived);
+      let fetched: T;
+      try {
+        fetched = await fetchParsed(url, schema, what, options.revalidate ? queryClient.getQueryData<T>(queryKey) : undefined);
+      } finally {
+        fetches.current.delete(arrived);
+      }
+      if (!deltas || !arrived.length) return fetched;
+      let data: T | null = fetched;
+      for (const delta of arrived) data = data === null ? null : deltas.apply(data, delta);
+      // A delta that cannot be applied asks for another fetch; this one's data is shown meanwhile.
+      if (data === null) setTimeout(() => void queryClient.invalidateQueries({ queryKey }), 0);
+      return data ?? fetched;
+    },
     initialData: options.initialData,
     initialDataUpdatedAt: options.initialDataUpdatedAt,
     placeholderData: options.keepPrevious ? keepPreviousData : undefined,
@@ -54,6 +77,20 @@ export function useLiveQuery<T>(options: UseLiveQueryOptions<T>) {
   const prefix = queryKey[0];
   // A fetch already under way may have started before the event: invalidating cancels and restarts it.
   const reload = useCallback(() => queryClient.invalidateQueries({ queryKey: [prefix] }), [queryClient, prefix]);
-  const live = useLedgerRefresh([{ refresh: () => void reload(), gapFor }, ...alsoRefresh], followLedger);
+  const onDelta = (delta: unknown) => {
+    if (!deltas) return;
+    for (const arrived of fetches.current) arrived.push(delta);
+    const held = queryClient.getQueryData<T>(queryKey);
+    const next = held === undefined ? null : deltas.apply(held, delta);
+    if (next !== null) queryClient.setQueryData<T>(queryKey, next);
+    // A fetch under way applies it again when it ends (and asks for another if it still cannot).
+    else if (!fetches.current.size) void reload();
+  };
+  const live = useLedgerRefresh(
+    // With deltas every batch is answered by its delta: events alone refetch nothing.
+    [{ refresh: () => void reload(), gapFor: deltas ? () => null : gapFor }, ...alsoRefresh],
+    followLedger,
+    deltas ? { url: deltas.streamUrl, onDelta } : undefined,
+  );
   return { ...query, reload, live };
 }

@@ -82,8 +82,14 @@ export async function handleStreamRequest(request: Request): Promise<Response> {
   return streamLedger(request, reader);
 }
 
-/** Streams the ledger to an authorised reader (the route's wrapper authorises them). */
-export async function streamLedger(request: Request, reader: Reader): Promise<Response> {
+/**
+ * Frames made from each batch of events (the board's deltas, lib/board/board-delta.ts): sent
+ * after the batch's own frames, in batch order, and shared by streams that ask alike.
+ */
+export type StreamFrames = (events: LedgerEventDto[]) => Promise<string>;
+
+/** Streams the ledger to an authorised reader (the route's wrapper authorises them), with `frames` after each batch. */
+export async function streamLedger(request: Request, reader: Reader, frames?: StreamFrames): Promise<Response> {
   // Until the stream opens, a lost access (a check during the wait for the feed) only marks it.
   const pending: { revoked: BatonError | null } = { revoked: null };
   let hold: ReaderHold | undefined;
@@ -97,7 +103,7 @@ export async function streamLedger(request: Request, reader: Reader): Promise<Re
     }
     await ledgerFeedReady({ caughtUp: true });
     if (pending.revoked) throw pending.revoked;
-    const stream = openStream(request, after, hold);
+    const stream = openStream(request, after, hold, frames);
     opened = stream;
     return stream.response;
   } catch (error) {
@@ -106,12 +112,19 @@ export async function streamLedger(request: Request, reader: Reader): Promise<Re
   }
 }
 
-function openStream(request: Request, after: number | null, hold: ReaderHold): { response: Response; end: (error: BatonError) => void } {
+function openStream(
+  request: Request,
+  after: number | null,
+  hold: ReaderHold,
+  frames: StreamFrames | undefined,
+): { response: Response; end: (error: BatonError) => void } {
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
   let unsubscribe: (() => void) | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
+  // Each batch's derived frames wait for the previous batch's, so they arrive in order.
+  let derived: Promise<void> = Promise.resolve();
 
   // Every way out comes here, once: the client went away (abort, cancel), it
   // stopped reading, the subscription failed, or the reader lost its access.
@@ -158,7 +171,17 @@ function openStream(request: Request, after: number | null, hold: ReaderHold): {
     // One chunk per batch: fewer writes, and the queue limit counts batches.
     unsubscribe = subscribeLedger(
       after,
-      (events) => send(events.map(ledgerMessage).join("")),
+      (events) => {
+        send(events.map(ledgerMessage).join(""));
+        if (frames) {
+          derived = derived
+            .then(() => (closed ? "" : frames(events)))
+            .then((text) => {
+              if (text) send(text);
+            })
+            .catch((error: unknown) => console.error("baton: live stream: a derived frame failed", error));
+        }
+      },
       (seq) => send(resetMessage(seq)),
     );
   } catch (error) {

@@ -65,6 +65,8 @@ const envSchema = z.object({
   /** project=path pairs: where verdict pointers of a project's packets are read. */
   BATON_WORKSPACE_ROOTS: list,
   BATON_STALE_HOURS: z.coerce.number().positive().default(24),
+  /** Verdict readings kept in memory at least (lib/views/verdict/cache.ts): more when the board shows more cards. */
+  BATON_VERDICT_CACHE_ENTRIES: z.coerce.number().int().positive().default(2000),
   /** How often the watchdog looks for threads that went stale (and for its other findings). */
   BATON_STALE_CHECK_SECONDS: z.coerce.number().positive().default(60),
   /** How often watched folders are walked for files the watcher missed. */

@@ -53,7 +53,7 @@ async function readActiveThreads(): Promise<ActiveThreadRow[]> {
  * The active threads among `keys`, and every active thread of the same project and
  * branch (all a duplicate topic can involve): one card's findings without reading the board.
  */
-async function readActiveThreadsAround(keys: readonly string[]): Promise<ActiveThreadRow[]> {
+export async function readActiveThreadsAround(keys: readonly string[]): Promise<ActiveThreadRow[]> {
   const sql = await sqlExecutor();
   const asked = await inChunks(keys, (chunk) =>
     sql.query<ActiveThreadRow>(Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND t."key" IN (${Prisma.join(chunk)})`),

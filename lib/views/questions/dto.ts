@@ -29,3 +29,24 @@ export const questionGroupDto = z.object({
 export type QuestionGroupDto = z.infer<typeof questionGroupDto>;
 export const inboxDto = z.object({ groups: z.array(questionGroupDto), total: z.number().int() });
 export type InboxDto = z.infer<typeof inboxDto>;
+
+/** Blocking groups first, then the oldest (the server's order, and the browser's after a delta). */
+export function compareQuestionGroups(a: QuestionGroupDto, b: QuestionGroupDto): number {
+  return Number(b.blocking) - Number(a.blocking) || a.asked_at.localeCompare(b.asked_at) || a.key.localeCompare(b.key);
+}
+
+/**
+ * What a batch of ledger events changed in the inbox, sent over the stream as `event: delta`
+ * (lib/views/questions/inbox-delta.ts, docs/decisions/064-board-deltas.md).
+ */
+export const inboxDeltaDto = z.object({
+  view: z.literal("questions"),
+  /** The last ledger seq of the batch it answers. */
+  seq: z.number().int(),
+  /** The threads whose open questions `groups` now are, in place of what the inbox held for them. */
+  threads: z.array(z.string()),
+  groups: z.array(questionGroupDto),
+  /** The change could not be told as questions: refetch the inbox. */
+  refetch: z.boolean(),
+});
+export type InboxDeltaDto = z.infer<typeof inboxDeltaDto>;

@@ -1,6 +1,8 @@
 import "server-only";
 import { database } from "../../db/client";
-import { inboxDto, type InboxDto, type QuestionGroupDto } from "./dto";
+import { inChunks } from "../../db/sql";
+import type { Prisma } from "../../generated/prisma/client";
+import { compareQuestionGroups, inboxDto, type InboxDto, type QuestionGroupDto } from "./dto";
 import { answeredQuestionIds, latestHumanRevision, sameQuestionKey, sectionOf } from "../../human/section";
 
 /** The shapes live in ./inbox-dto (client-safe); importers of this module keep finding them here. */
@@ -11,23 +13,30 @@ export { inboxDto, openQuestionDto, questionGroupDto, type InboxDto, type OpenQu
  * The questions inbox (docs/product.md#questions): every unanswered questions_for_human of
  * every active packet, identical ones grouped, blocking first, then oldest.
  */
-export async function listOpenQuestions(): Promise<InboxDto> {
+export async function listOpenQuestions(options: { /** Only these threads' questions (a stream delta, ./inbox-delta.ts). */ threadKeys?: readonly string[] } = {}): Promise<InboxDto> {
   const db = await database();
-  const rows = await db.agentQuestion.findMany({
-    where: { version: { activeFor: { is: { archived: false } } } },
-    // A stable order: a group's wording and options come from its first question.
-    orderBy: [{ versionId: "asc" }, { position: "asc" }],
-    select: {
-      questionId: true,
-      question: true,
-      context: true,
-      options: true,
-      blocking: true,
-      position: true,
-      thread: { select: { key: true, agent: true } },
-      version: { select: { id: true, receivedAt: true, producerCreatedAt: true, humanRevisions: latestHumanRevision } },
-    },
-  });
+  const active = { version: { activeFor: { is: { archived: false } } } };
+  const read = (where: Prisma.AgentQuestionWhereInput) =>
+    db.agentQuestion.findMany({
+      where,
+      // A stable order: a group's wording and options come from its first question.
+      orderBy: [{ versionId: "asc" }, { position: "asc" }],
+      select: {
+        questionId: true,
+        question: true,
+        context: true,
+        options: true,
+        blocking: true,
+        position: true,
+        thread: { select: { key: true, agent: true } },
+        version: { select: { id: true, receivedAt: true, producerCreatedAt: true, humanRevisions: latestHumanRevision } },
+      },
+    });
+  const rows = options.threadKeys
+    ? (await inChunks(options.threadKeys, (keys) => read({ ...active, thread: { key: { in: keys } } }))).sort(
+        (a, b) => (a.version.id < b.version.id ? -1 : a.version.id > b.version.id ? 1 : a.position - b.position),
+      )
+    : await read(active);
   const groups = new Map<string, QuestionGroupDto>();
   const answeredByVersion = new Map<string, Set<string>>();
   const optionsByGroup = new Map<string, Set<string>>();
@@ -59,9 +68,7 @@ export async function listOpenQuestions(): Promise<InboxDto> {
     groups.set(key, group);
   }
   for (const [key, options] of optionsByGroup) groups.get(key)!.options = [...options];
-  const ordered = [...groups.values()].sort(
-    (a, b) => Number(b.blocking) - Number(a.blocking) || a.asked_at.localeCompare(b.asked_at) || a.key.localeCompare(b.key),
-  );
+  const ordered = [...groups.values()].sort(compareQuestionGroups);
   for (const group of ordered) group.items.sort((a, b) => a.asked_at.localeCompare(b.asked_at) || a.thread_key.localeCompare(b.thread_key));
   return inboxDto.parse({ groups: ordered, total });
 }

@@ -4,6 +4,8 @@ import { createApiToken } from "../../auth/tokens";
 import { ingestPacket } from "../../ingest/ingest";
 import { PACKET_LIST_LIMITS } from "../../contract/schema";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { countStatements } from "@/testing/count-statements";
+import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { soakSize } from "@/testing/soak";
 import { riskListDto, type RiskListDto } from "./dto";
 import { RISK_PAGE_DEFAULT, RISK_PAGE_MAX, RISK_PAGE_MAX_BYTES } from "./filters";
@@ -13,8 +15,8 @@ import { listRisks } from "./queries";
 
 freshDatabaseForThisFile();
 
-// Each page still reads every active risk (the answer is bounded, the server's work is not yet), so
-// paging a full packet's 5,000 costs minutes: npm test pages 600 a packet, npm run test:soak the limit.
+// A view's first page reads every active risk (the next pages reuse its sorted list while the ledger
+// stands still), so npm test pages 600 a packet, npm run test:soak a packet's limit.
 const N = soakSize(600, PACKET_LIST_LIMITS.open_risks);
 const SEVERITIES = ["critical", "high", "medium", "low"];
 let token: string;
@@ -66,6 +68,24 @@ describe("GET /api/v1/risks, paged", () => {
     },
     120_000,
   );
+
+  it("reads the risks for a view's first page only: the next pages reuse its sorted list until the ledger moves", async () => {
+    const first = await listRisks({ limit: 10 });
+    const counter = testsRunOnPostgresql() ? null : countStatements();
+    const second = await listRisks({ limit: 10, cursor: first.next_cursor! });
+    const statements = counter?.count();
+    counter?.stop();
+    if (statements !== undefined) expect(statements).toBe(1); // the ledger's head
+    expect(second.groups[0]!.fingerprint).not.toBe(first.groups[0]!.fingerprint);
+    // A packet moves the ledger: the next page is read anew and shows it.
+    await ingestPacket(
+      { thread: "paging/late", summary: "late", next_action: "continue", open_risks: [{ severity: "critical", detail: "a late critical risk" }] },
+      { kind: "http", actor: "test" },
+    );
+    const fresh = await listRisks({ limit: 10 });
+    expect(fresh.total).toBe(first.total + 1);
+    expect(fresh.groups.some((group) => group.detail === "a late critical risk")).toBe(true);
+  });
 
   it("refuses a cursor it did not give and a limit out of range", async () => {
     const bad = await get("?cursor=bm90LWEtY3Vyc29y");

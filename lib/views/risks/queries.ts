@@ -8,6 +8,7 @@ import { asDate, readActiveRisks, type ActiveRisk } from "./active-risks";
 import { riskListDto, type RiskGroupDto, type RiskListDto, type RiskThreadDto, type TriageDto } from "./dto";
 import { RISK_PAGE_MAX_BYTES, riskFiltersSchema, type RiskFilters } from "./filters";
 import { BatonError } from "../../core/errors";
+import { singleton } from "../../core/singleton";
 
 /** The shapes live in ./dto (client-safe); importers of this module keep finding them here. */
 export { riskGroupDto, riskListDto, riskThreadDto, type RiskGroupDto, type RiskListDto, type RiskThreadDto } from "./dto";
@@ -165,14 +166,28 @@ function pageOf(groups: RiskGroupDto[], page: { cursor?: string; limit: number }
  * The risks view (docs/product.md#risks): every risk of every active packet,
  * grouped by fingerprint across threads, regressed groups first, then by
  * severity. The default view hides resolved and snoozed risks; `state: "all"` shows them.
- * With `limit`, one page (cursor paging, riskListQuerySchema); without, every group
- * (for callers inside Baton only: the API and the page always page).
+ * With `limit`, one page (cursor paging, riskListQuerySchema) of a sorted list kept for the
+ * next pages (keptSortedGroups); without, every group, read now (for callers inside Baton
+ * only: the API and the page always page).
  */
 export async function listRisks(
   filters: Partial<RiskFilters> & { cursor?: string; limit?: number } = {},
   now = new Date(),
 ): Promise<RiskListDto> {
   const { state: view, q } = riskFiltersSchema.parse({ state: filters.state, q: filters.q });
+  const list = filters.limit === undefined ? await sortedGroups(view, q, now) : await keptSortedGroups(view, q, now);
+  const page = filters.limit === undefined ? { groups: list.groups, next_cursor: null } : pageOf(list.groups, { cursor: filters.cursor, limit: filters.limit });
+  return riskListDto.parse({ generated_at: list.generatedAt, view, ...page, total: list.groups.length, hidden: list.hidden });
+}
+
+interface SortedGroups {
+  groups: RiskGroupDto[];
+  hidden: number;
+  generatedAt: string;
+}
+
+/** Every active risk read, grouped and sorted: the work of a first page. */
+async function sortedGroups(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<SortedGroups> {
   const [risks, histories] = await Promise.all([readActiveRisks({ now }), readHistories()]);
   const byFingerprint = new Map<string, RiskThreadDto[]>();
   let hidden = 0;
@@ -187,6 +202,33 @@ export async function listRisks(
     byFingerprint.set(risk.fingerprint, threads);
   }
   const groups = [...byFingerprint].map(([fingerprint, threads]) => groupOf(fingerprint, threads)).sort(compareGroups);
-  const page = filters.limit === undefined ? { groups, next_cursor: null } : pageOf(groups, { cursor: filters.cursor, limit: filters.limit });
-  return riskListDto.parse({ generated_at: now.toISOString(), view, ...page, total: groups.length, hidden });
+  return { groups, hidden, generatedAt: now.toISOString() };
+}
+
+/**
+ * Risks change with the ledger (packets, triage) and with the clock (a snooze ending), as the
+ * board does (lib/board/board-etag.ts): a sorted list is kept for the next pages ("Show more")
+ * while the ledger's head and this clock step stay the same, so only a view's first page
+ * reads every active risk.
+ */
+export const RISK_LIST_CLOCK_STEP_MS = 30_000;
+/** Sorted lists kept (views and searches being paged at once); each is one moment's active risks. */
+const KEPT_LISTS = 4;
+
+const keptLists = singleton("RiskLists", () => new Map<string, Promise<SortedGroups>>());
+
+async function keptSortedGroups(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<SortedGroups> {
+  const sql = await sqlExecutor();
+  const [head] = await sql.query<{ seq: number | bigint | null }>(Prisma.sql`SELECT MAX("seq") AS "seq" FROM "LedgerEvent"`);
+  const key = JSON.stringify([view, q ?? "", Number(head?.seq ?? 0), Math.floor(now.getTime() / RISK_LIST_CLOCK_STEP_MS)]);
+  const kept = keptLists.get(key);
+  if (kept) return kept;
+  const made = sortedGroups(view, q, now);
+  keptLists.set(key, made);
+  for (const old of keptLists.keys()) {
+    if (keptLists.size <= KEPT_LISTS) break;
+    keptLists.delete(old);
+  }
+  made.catch(() => keptLists.get(key) === made && keptLists.delete(key));
+  return made;
 }

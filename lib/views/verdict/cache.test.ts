@@ -1,6 +1,6 @@
 import fs from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { clearVerdictCache, readVerdictCached, VERDICT_CACHE_MAX_ENTRIES, verdictCacheSize } from "./cache";
+import { clearVerdictCache, fitVerdictCacheToBoard, readVerdictCached, verdictCacheLimit, verdictCacheSize } from "./cache";
 import type { VerdictPointer } from "./read";
 import { makeTempWorkspace, type TempWorkspace } from "@/testing/temp-workspace";
 
@@ -74,7 +74,17 @@ describe("readVerdictCached", () => {
     expect(verdictCacheSize()).toBe(1);
   });
 
-  it("holds at most VERDICT_CACHE_MAX_ENTRIES, dropping the least recently used", async () => {
+  it("holds BATON_VERDICT_CACHE_ENTRIES, or a quarter more than the whole board's cards when that is more", () => {
+    fitVerdictCacheToBoard(0);
+    expect(verdictCacheLimit()).toBe(2000);
+    fitVerdictCacheToBoard(4000);
+    expect(verdictCacheLimit()).toBe(5000);
+    fitVerdictCacheToBoard(100);
+    expect(verdictCacheLimit()).toBe(2000);
+  });
+
+  it("holds at most its limit, dropping the least recently used", async () => {
+    const VERDICT_CACHE_MAX_ENTRIES = verdictCacheLimit();
     const first = new Map<string, unknown>();
     for (let index = 0; index < VERDICT_CACHE_MAX_ENTRIES; index += 1) {
       first.set(`v${index}`, await readVerdictCached(`v${index}`, [], []));

@@ -1,6 +1,7 @@
 import "server-only";
 import { readVerdict, type ReadVerdictOptions, type VerdictPointer, type VerdictReadingDto } from "./read";
 import { singleton } from "../../core/singleton";
+import { config } from "../../server/config";
 
 /**
  * Verdict readings per packet version, so the board's badges do not read report
@@ -8,7 +9,25 @@ import { singleton } from "../../core/singleton";
  * for `fresh: true`, which re-reads and replaces the entry.
  */
 
-export const VERDICT_CACHE_MAX_ENTRIES = 2000;
+/** Room above the whole board's cards: versions that arrived since its last load stay until the next. */
+const BOARD_HEADROOM = 1.25;
+
+const board = singleton("VerdictCacheBoard", () => ({ cards: 0 }));
+
+/**
+ * How many readings the cache keeps: BATON_VERDICT_CACHE_ENTRIES (docs/configuration.md), or
+ * more when the whole board shows more cards. Each board load reads every card's verdict in
+ * turn, and a least-recently-used cache smaller than that cycle evicts each reading just before
+ * the next load needs it: it would hit nothing. Active threads bound it, not history.
+ */
+export function verdictCacheLimit(): number {
+  return Math.max(config().BATON_VERDICT_CACHE_ENTRIES, Math.ceil(board.cards * BOARD_HEADROOM));
+}
+
+/** The whole, unfiltered board just read the verdicts of `cards` active versions (lib/board/board.ts). */
+export function fitVerdictCacheToBoard(cards: number): void {
+  board.cards = cards;
+}
 
 export interface ReadVerdictCachedOptions extends ReadVerdictOptions {
   /** Re-read the files and update the cache (the thread page). */
@@ -43,7 +62,8 @@ export async function readVerdictCached(
   const entry: Entry = { input, reading: readVerdict(pointers, roots, readOptions) };
   entries.delete(versionId);
   entries.set(versionId, entry);
-  while (entries.size > VERDICT_CACHE_MAX_ENTRIES) {
+  const limit = verdictCacheLimit();
+  while (entries.size > limit) {
     const oldest = entries.keys().next();
     if (oldest.done) break;
     entries.delete(oldest.value);

@@ -1,0 +1,89 @@
+import "server-only";
+import { z } from "zod";
+import { BatonError } from "../core/errors";
+import type { LedgerEventDto, LedgerKind } from "../events/dto";
+import { deltaFrame, sharedFrame, sharedFramesMade } from "../events/shared-frames";
+import { threadFiltersSchema, type ThreadFilters } from "../views/threads/filters";
+import { loadBoard } from "./board";
+import { boardDeltaDto, type BoardDeltaDto } from "./dto";
+import { readActiveThreadsAround } from "./watchdog/findings";
+
+/**
+ * The board's changes over the live stream (docs/decisions/064-board-deltas.md): for each batch
+ * of ledger events the changed cards are placed once per distinct set of filters, by the
+ * function the board uses (loadBoard with `keys`), and every stream asking for those filters
+ * sends the same frame. No viewer makes the server read the whole board for an event.
+ */
+
+/** Events about no thread: people, tokens, sign-ins, webhooks, rejected packets. */
+export const NOT_ABOUT_THREADS: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
+  "ingest_error",
+  "token_created",
+  "token_revoked",
+  "user_created",
+  "user_role_changed",
+  "user_disabled",
+  "user_enabled",
+  "user_password_set",
+  "signed_in",
+  "signed_out",
+  "webhook_created",
+  "webhook_changed",
+  "webhook_deleted",
+]);
+
+/** How many deltas this process has computed, of every view (bench:viewers and the tests compare it with the viewers). */
+export const boardDeltasComputed = sharedFramesMade;
+
+/** `?board=` of GET /api/v1/stream: the board's filters as its page URL has them (`q=…&severity=high`); empty for none. */
+export const boardStreamQuerySchema = z.object({
+  board: z.string().max(2_000, "board accepts at most 2,000 characters (the board's filters as a query string)").optional(),
+});
+
+/** The filters named by `?board=`, or null when the stream does not ask for board deltas; 400 for bad filters. */
+export function boardStreamFilters(board: string | undefined): ThreadFilters | null {
+  if (board === undefined) return null;
+  const parsed = threadFiltersSchema.safeParse(Object.fromEntries(new URLSearchParams(board)));
+  if (parsed.success) return parsed.data;
+  const fields = parsed.error.issues.map((issue) => ({ field: `board.${issue.path.join(".")}`, problem: issue.message }));
+  throw new BatonError("invalid_request", `Bad board: ${fields.map((f) => `${f.field} ${f.problem}`).join("; ")}.`, { fields });
+}
+
+/** The card changes `events` made on a board with `filters`, placed now. */
+export async function computeBoardDelta(events: readonly LedgerEventDto[], filters: ThreadFilters): Promise<BoardDeltaDto> {
+  const seq = events.at(-1)?.seq ?? 0;
+  const none = (refetch: boolean): BoardDeltaDto => ({ view: "board", seq, generated_at: new Date().toISOString(), upserts: [], removes: [], refetch });
+  if (events.some((event) => event.thread_key === null && !NOT_ABOUT_THREADS.has(event.kind))) return none(true);
+  const keys = [...new Set(events.flatMap((event) => (event.thread_key === null ? [] : [event.thread_key])))];
+  if (!keys.length) return none(false);
+  // A packet can start or end a duplicate topic on the threads of its project and branch: their cards are placed too.
+  const peers = await readActiveThreadsAround(keys);
+  const around = [...new Set([...keys, ...peers.map((thread) => thread.key)])];
+  const board = await loadBoard(filters, { keys: around });
+  const upserts = board.columns.flatMap((column) => column.cards);
+  const placed = new Set(upserts.map((card) => card.key));
+  return boardDeltaDto.parse({
+    view: "board",
+    seq,
+    generated_at: board.generated_at,
+    upserts,
+    removes: around.filter((key) => !placed.has(key)),
+    refetch: false,
+  });
+}
+
+/**
+ * The `event: delta` frame for a batch, computed once for every stream with the same filters
+ * (a live batch reaches each stream as the same events). A failure is logged and told as a
+ * refetch, never thrown into the stream.
+ */
+export function boardDeltaFrame(events: readonly LedgerEventDto[], filters: ThreadFilters): Promise<string> {
+  const id = JSON.stringify(["board", events[0]?.seq, events.at(-1)?.seq, events.length, filters]);
+  return sharedFrame(id, () =>
+    computeBoardDelta(events, filters).then(deltaFrame, (error: unknown) => {
+      console.error("baton: board delta failed; viewers refetch the board", error);
+      const refetch: BoardDeltaDto = { view: "board", seq: events.at(-1)?.seq ?? 0, generated_at: new Date().toISOString(), upserts: [], removes: [], refetch: true };
+      return deltaFrame(refetch);
+    }),
+  );
+}
