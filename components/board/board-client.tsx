@@ -13,7 +13,6 @@ import { BoardColumn } from "./board-column";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
 import { plural } from "./card-reasons";
 import { EmptyBoard } from "./empty-board";
-import { SetupNotice } from "./setup-notice";
 
 interface Position {
   column: number;
@@ -119,7 +118,6 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
         </p>
       </div>
       {error ? <Alert>{error.message}</Alert> : null}
-      {columns.some((column) => column.cards.some((card) => card.verdict_unconfigured)) ? <SetupNotice /> : null}
       {board && board.total === 0 && !search ? (
         <EmptyBoard />
       ) : (

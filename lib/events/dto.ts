@@ -6,6 +6,7 @@ import { z } from "zod";
 export const LEDGER_KINDS = [
   "packet_received",
   "packet_superseded",
+  "packet_located",
   "thread_reopened",
   "thread_archived",
   "ingest_error",

@@ -1,6 +1,7 @@
 import "server-only";
 import { canonicalJson, sha256Hex } from "../contract/canonical-json";
 import { preparePacket } from "../contract/prepare";
+import { prepareAttachedReports } from "../contract/attached-reports";
 import { inTransaction } from "../db/client";
 import { BatonError } from "../core/errors";
 import { submitForStorage } from "./batch-writer";
@@ -17,8 +18,9 @@ export type { IngestResult, IngestSource, IngestSourceKind } from "./types";
 export async function ingestPacket(body: unknown, source: IngestSource, receivedAt = new Date()): Promise<IngestResult> {
   try {
     const packet = preparePacket(body, receivedAt.getTime());
-    const bodyHash = source.idempotency ? sha256Hex(canonicalJson(body)) : "";
-    return await submitForStorage({ packet, source, receivedAt, bodyHash }, source.arrival);
+    const reports = prepareAttachedReports(source.reports ?? [], packet.canonical.verdict_pointer);
+    const bodyHash = source.idempotency ? sha256Hex(canonicalJson(source.reports ? { packet: body, reports: source.reports } : body)) : "";
+    return await submitForStorage({ packet, reports, source, receivedAt, bodyHash }, source.arrival);
   } finally {
     source.arrival?.release();
   }

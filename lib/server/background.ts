@@ -4,6 +4,7 @@ import { startLessonsBackfill } from "../views/lessons/backfill";
 import { parseWorkspaceRoots } from "../views/verdict/roots";
 import { startWatchdog } from "../board/watchdog/scheduler";
 import { watchHandoffFolders, type FolderWatcher } from "../ingest/watch/folder-watcher";
+import { scheduleWriteBack } from "../human/writeback/write-human-section";
 import { startWebhookLoops } from "../notify/start";
 import { announceFirstRun } from "./first-run";
 import { processSlot } from "../core/singleton";
@@ -20,6 +21,7 @@ export async function startServerBackground(): Promise<void> {
   startWebhookLoops();
   const folders = config().BATON_WATCH_DIRS;
   if (!folders.length || watcher.value) return;
-  watcher.value = watchHandoffFolders(folders);
+  // A decision made before the packet's file appeared is written into it once its location is recorded.
+  watcher.value = watchHandoffFolders(folders, { onLocated: (threadKey) => scheduleWriteBack([threadKey]) });
   console.log(`baton: watching ${folders.join(", ")} for handoff.json files`);
 }

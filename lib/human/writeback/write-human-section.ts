@@ -6,6 +6,7 @@ import { packetContentHash } from "../../contract/canonical-json";
 import { redactSecrets } from "../../contract/secrets";
 import { ingestHandoffFile } from "../../ingest/watch/ingest-file";
 import { writeBackHandoff } from "./write-back";
+import { placeOf, versionPlaceSelect } from "../../views/verdict/roots";
 
 /**
  * Writes the human section back into the active packet's handoff.json, only while the file
@@ -76,24 +77,26 @@ async function writeBackThread(threadKey: string): Promise<void> {
   const thread = await db.thread.findUnique({
     where: { key: threadKey },
     select: {
-      activeVersion: { select: { id: true, source: true, sourcePath: true, contentHash: true, humanRevisions: latestHumanRevision } },
+      activeVersion: { select: { id: true, ...versionPlaceSelect, contentHash: true, humanRevisions: latestHumanRevision } },
     },
   });
   const version = thread?.activeVersion;
-  if (!version || version.source !== "file" || !version.sourcePath) return;
+  // Its own file, or the one recorded when its file appeared after it arrived another way (decision 050).
+  const sourcePath = version ? placeOf(version).sourcePath : null;
+  if (!version || !sourcePath) return;
   const human = sectionOf(version.humanRevisions);
   if (human.revision === 0) return;
   const outcome = await writeBackHandoff({
-    path: version.sourcePath,
+    path: sourcePath,
     holdsIngestedVersion: (text) => holdsVersion(text, version.contentHash),
     render: (text) => renderMerged(text, human),
   });
   const event = { threadKey, versionId: version.id, actor: "baton" } as const;
   if (outcome.kind === "written") {
-    await recordLedgerEvents([{ ...event, kind: "packet_written_back", data: { path: version.sourcePath, revision: human.revision } }]);
+    await recordLedgerEvents([{ ...event, kind: "packet_written_back", data: { path: sourcePath, revision: human.revision } }]);
     return;
   }
   const reason = SKIP_REASONS[outcome.kind];
-  await recordLedgerEvents([{ ...event, kind: "writeback_skipped", data: { path: version.sourcePath, revision: human.revision, reason } }]);
-  if (outcome.kind === "agent_changed") await ingestHandoffFile(version.sourcePath);
+  await recordLedgerEvents([{ ...event, kind: "writeback_skipped", data: { path: sourcePath, revision: human.revision, reason } }]);
+  if (outcome.kind === "agent_changed") await ingestHandoffFile(sourcePath);
 }

@@ -32,7 +32,8 @@ export async function readVerdictCached(
   options: ReadVerdictCachedOptions = {},
 ): Promise<VerdictReadingDto> {
   const { fresh = false, ...readOptions } = options;
-  const input = JSON.stringify([pointers ?? [], roots, readOptions.inlineVerdict ?? null, readOptions.maxBytes ?? null]);
+  // A version's attached reports never change: their paths name them.
+  const input = JSON.stringify([pointers ?? [], roots, readOptions.inlineVerdict ?? null, readOptions.maxBytes ?? null, [...(readOptions.attached?.keys() ?? [])]]);
   const cached = entries.get(versionId);
   if (cached && !fresh && cached.input === input) {
     entries.delete(versionId);
