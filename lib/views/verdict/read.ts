@@ -106,6 +106,12 @@ async function readReportFile(
   resolved: { path: string; root: string },
   maxBytes: number,
 ): Promise<FileReading> {
+  const opened = await readReportBytes(resolved, maxBytes);
+  return "bytes" in opened ? parseReportBytes(pointer, opened.bytes) : opened;
+}
+
+/** A report file's bytes, read with every check above; or why it was not read. */
+async function readReportBytes(resolved: { path: string; root: string }, maxBytes: number): Promise<{ bytes: Buffer } | FileReading> {
   let handle: FileHandle;
   try {
     // O_NOFOLLOW: the checked path has no symlinks; one appearing since is refused.
@@ -127,9 +133,28 @@ async function readReportFile(
     if (stat.size > maxBytes) return tooLarge;
     const bytes = await readAtMost(handle, maxBytes + 1);
     if (bytes.length > maxBytes) return tooLarge;
-    return parseReportBytes(pointer, bytes);
+    return { bytes };
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * A report to send with a packet (`baton push`): the JSON a relative pointer names inside
+ * the workspace root, read with the server's checks (decision 012), or why not.
+ */
+export async function readReportToSend(root: string, ref: string, maxBytes: number): Promise<{ ok: true; json: unknown } | { ok: false; reason: string }> {
+  if (URL_SCHEME.test(ref)) return { ok: false, reason: "a link is not read" };
+  const check = checkRef(ref);
+  if (!check.ok) return { ok: false, reason: check.reason };
+  const resolved = await resolveInsideRoot(root, ref);
+  if (!resolved.ok) return { ok: false, reason: resolved.reason };
+  const opened = await readReportBytes(resolved, maxBytes);
+  if (!("bytes" in opened)) return { ok: false, reason: opened.reason ?? opened.status };
+  try {
+    return { ok: true, json: JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(opened.bytes)) };
+  } catch {
+    return { ok: false, reason: "not UTF-8 JSON" };
   }
 }
 
