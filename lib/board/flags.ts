@@ -1,4 +1,3 @@
-import "server-only";
 import { z } from "zod";
 import type { Flag } from "../contract/lint";
 import type { VerdictSummaryDto } from "../views/verdict/dto";
