@@ -5,11 +5,21 @@ import { parseWorkspaceRoots } from "../views/verdict/roots";
 import { startWatchdog } from "../board/watchdog/scheduler";
 import { watchHandoffFolders, type FolderWatcher } from "../ingest/watch/folder-watcher";
 import { scheduleWriteBack } from "../human/writeback/write-human-section";
+import { clearVerdictCache } from "../views/verdict/cache";
 import { startWebhookLoops } from "../notify/start";
 import { announceFirstRun } from "./first-run";
 import { processSlot } from "../core/singleton";
 
 const watcher = processSlot<FolderWatcher>("Watcher");
+
+/**
+ * A packet's file appeared after the packet (decision 050): its verdict is read again from
+ * the workspace, and a decision made before the file appeared is written into it.
+ */
+export function whenLocated(result: { packet_id: string; thread_key: string }): Promise<void> {
+  clearVerdictCache(result.packet_id);
+  return scheduleWriteBack([result.thread_key]);
+}
 
 /** Background work of a running server, started once per process: checks settings, prints the first-run code, watches folders. */
 export async function startServerBackground(): Promise<void> {
@@ -21,7 +31,6 @@ export async function startServerBackground(): Promise<void> {
   startWebhookLoops();
   const folders = config().BATON_WATCH_DIRS;
   if (!folders.length || watcher.value) return;
-  // A decision made before the packet's file appeared is written into it once its location is recorded.
-  watcher.value = watchHandoffFolders(folders, { onLocated: (threadKey) => scheduleWriteBack([threadKey]) });
+  watcher.value = watchHandoffFolders(folders, { onLocated: whenLocated });
   console.log(`baton: watching ${folders.join(", ")} for handoff.json files`);
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { config } from "../../server/config";
 import { ingestHandoffFile } from "./ingest-file";
+import type { IngestResult } from "../types";
 import { findChangedHandoffs } from "./rescan";
 
 const HANDOFF_FILE = "handoff.json";
@@ -24,9 +25,10 @@ export interface WatchOptions {
   rescanMs?: number;
   /**
    * A file's location was recorded on a version that arrived first another way: the
-   * caller writes back a person's decision already made on it (decision 050).
+   * caller forgets the version's cached verdict (it now has a workspace) and writes back a
+   * person's decision already made on it (decision 050).
    */
-  onLocated?: (threadKey: string) => Promise<void>;
+  onLocated?: (result: IngestResult) => Promise<void>;
 }
 
 export function watchHandoffFolders(folders: string[], options: WatchOptions = {}): FolderWatcher {
@@ -51,7 +53,7 @@ export function watchHandoffFolders(folders: string[], options: WatchOptions = {
     const next = previous
       .then(() => ingestHandoffFile(file))
       .then(async (outcome) => {
-        if (outcome.kind === "ingested" && outcome.result.locationRecorded) await options.onLocated?.(outcome.result.thread_key);
+        if (outcome.kind === "ingested" && outcome.result.locationRecorded) await options.onLocated?.(outcome.result);
       })
       .then(
         () => undefined,
