@@ -49,7 +49,7 @@ function PointerReading({ pointer }: { pointer: VerdictPointerReadingDto }) {
     );
   }
   if (pointer.status !== "ok" || !pointer.report) {
-    const words = { missing: "missing", refused: "refused", invalid: "unreadable", no_root: "not read", ok: "", link: "" }[pointer.status];
+    const words = { missing: "missing", refused: "refused", invalid: "unreadable", no_root: "not sent", ok: "", link: "" }[pointer.status];
     return (
       <p>
         {label} <span className="font-semibold">{words}</span>
