@@ -25,7 +25,8 @@ import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { SCENARIOS } from "@/testing/generator/scenarios";
 
 /**
- * Any agent, any arrival order (docs/decisions/050, 051, 052): the same packet reaches Baton
+ * Any agent, any arrival order (docs/decisions/050-one-location-per-packet.md,
+ * docs/decisions/051-verdict-reports-travel.md, docs/decisions/052-one-source-of-flags.md): the same packet reaches Baton
  * over HTTP and through a watched folder, in each order. Real database, real files, the real
  * folder watcher, the real POST route behind a real HTTP server, the real `baton push` client.
  * In every order the person's decision is written back into the file, the failing verdict
