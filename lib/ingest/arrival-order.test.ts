@@ -150,6 +150,7 @@ const codes = (flags: readonly Flag[]) => flags.map((flag) => flag.code);
 /** The flags of every view of the thread, at one moment: they must all be the same. */
 async function flagsInEveryView(key: string, packet: Record<string, unknown>, file: string) {
   const answer = await post(packet);
+  expect(Object.keys(answer.json).sort()).toEqual(["active", "duplicate", "flags", "flags_computed_at", "packet_id", "thread_key"]);
   const pushed = await pushPacketFile(target, file);
   if (!pushed.ok) throw new Error(pushed.message);
   const id = String(answer.json.packet_id);

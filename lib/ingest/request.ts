@@ -36,6 +36,11 @@ function unwrap(value: unknown, at: string): { packet: unknown; reports?: Packet
   return { packet: envelope.packet, reports: envelope.reports, packetBytes };
 }
 
+/** What the caller is told: the watcher's own bookkeeping stays out of the answer. */
+function answerOf(result: IngestResult): IngestResult {
+  return { packet_id: result.packet_id, thread_key: result.thread_key, flags: result.flags, duplicate: result.duplicate, active: result.active };
+}
+
 function tooLarge(message: string, limit: { limit_bytes: number } | { limit_packets: number }): BatonError {
   return new BatonError("payload_too_large", message, limit);
 }
@@ -59,7 +64,7 @@ export async function ingestRequestBody(
       });
     }
     const { packet, reports } = unwrap(value, "the packet");
-    const result = await ingestPacket(packet, { ...source, reports });
+    const result = answerOf(await ingestPacket(packet, { ...source, reports }));
     return { status: result.duplicate ? 200 : 201, body: result };
   }
   if (!isBatch(value)) {
@@ -67,7 +72,7 @@ export async function ingestRequestBody(
     if (bytes > PACKET_MAX_BYTES) {
       throw tooLarge(`A packet may be at most ${PACKET_MAX_BYTES} bytes; this one is ${bytes}.`, { limit_bytes: PACKET_MAX_BYTES });
     }
-    const result = await ingestPacket(value, source);
+    const result = answerOf(await ingestPacket(value, source));
     return { status: result.duplicate ? 200 : 201, body: result };
   }
   const packets = value.packets;
@@ -95,7 +100,7 @@ export async function ingestRequestBody(
     }),
   );
   const results: BatchItem[] = outcomes.map((outcome, index) => {
-    if (outcome.status === "fulfilled") return { index, status: outcome.value.duplicate ? 200 : 201, ...outcome.value };
+    if (outcome.status === "fulfilled") return { index, status: outcome.value.duplicate ? 200 : 201, ...answerOf(outcome.value) };
     const batonError = toBatonError(outcome.reason);
     if (batonError.status >= 500) throw batonError;
     return { index, status: batonError.status, ...batonError.toBody() };
