@@ -67,7 +67,14 @@ for (const order of ORDERS) {
     } else {
       const staged = await workspace(staging, packet);
       if (order === "HTTP first") await storePacket(request, agentToken, packet);
-      else expect(await push(baseURL!, agentToken, staged)).toMatch(/ flags=\S*verdict_failed\S* flags_at=\S+ reports=1$/);
+      else {
+        expect(await push(baseURL!, agentToken, staged)).toMatch(/ flags=\S*verdict_failed\S* flags_at=\S+ reports=1$/);
+        // Before any file is known, the thread page shows the report that travelled with the packet.
+        await page.goto(`/threads/${encodeURIComponent(key)}`);
+        const pointer = page.getByRole("region", { name: "Verdict" }).getByTestId("verdict-pointer");
+        await expect(pointer).toHaveAttribute("data-from", "attached");
+        await expect(pointer).toContainText("sent with the packet");
+      }
     }
 
     // A person approves whatever has arrived so far.
