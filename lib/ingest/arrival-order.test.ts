@@ -295,6 +295,23 @@ describe("reports sent with a packet over HTTP", () => {
     keys.push(String(stored.json.thread_key));
   });
 
+  it("sent again with a packet that arrived without them, are stored once and read at once", async () => {
+    const { packet } = await workspace(await mkdtemp(path.join(base, "late-reports-")), "T-late");
+    const bare = await post(packet);
+    expect(codes(bare.json.flags as Flag[])).toContain("verdict_missing");
+    const ref = "outputs/verification/T-late.json";
+    const withReports = await post({ packet, reports: [{ ref, report: FAILING_REPORT }] });
+    expect(withReports.status).toBe(200);
+    expect(codes(withReports.json.flags as Flag[])).toContain("verdict_failed");
+    // A second sending never replaces the stored report.
+    await post({ packet, reports: [{ ref, report: { passed: true } }] });
+    const id = String(bare.json.packet_id);
+    expect((await (await database()).packetReport.findMany({ where: { versionId: id } })).map((row) => JSON.parse(row.json) as unknown)).toEqual([FAILING_REPORT]);
+    const events = await (await database()).ledgerEvent.findMany({ where: { versionId: id, kind: "packet_reports_attached" } });
+    expect(events.map((event) => JSON.parse(event.data) as unknown)).toEqual([{ reports: [ref] }]);
+    keys.push(String(bare.json.thread_key));
+  });
+
   it("over the size limit are refused, naming the report", async () => {
     const { packet } = await workspace(await mkdtemp(path.join(base, "large-")), "T-large");
     const large = { passed: true, findings: ["x".repeat(300 * 1024)] };

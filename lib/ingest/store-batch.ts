@@ -18,13 +18,16 @@ interface StoredVersion {
   flags: Flag[];
   /** It has a file: its own (it came from a watched folder) or one recorded later. */
   located: boolean;
+  /** Verdict reports were sent with it. */
+  hasReports: boolean;
 }
 
 async function readExistingVersions(sql: SqlExecutor, hashes: string[]): Promise<Map<string, StoredVersion>> {
   if (!hashes.length) return new Map();
   const rows = await inChunks(hashes, (chunk) =>
-    sql.query<{ id: string; flags: string; contentHash: string; threadKey: string; sourcePath: string | null; locatedAt: string | null }>(Prisma.sql`
-      SELECT v."id", v."flags", v."contentHash", t."key" AS "threadKey", v."sourcePath", l."versionId" AS "locatedAt"
+    sql.query<{ id: string; flags: string; contentHash: string; threadKey: string; sourcePath: string | null; locatedAt: string | null; reportCount: number | bigint }>(Prisma.sql`
+      SELECT v."id", v."flags", v."contentHash", t."key" AS "threadKey", v."sourcePath", l."versionId" AS "locatedAt",
+        (SELECT COUNT(*) FROM "PacketReport" r WHERE r."versionId" = v."id") AS "reportCount"
       FROM "PacketVersion" v JOIN "Thread" t ON t."id" = v."threadId"
       LEFT JOIN "PacketLocation" l ON l."versionId" = v."id"
       WHERE v."contentHash" IN (${Prisma.join(chunk)})`),
@@ -32,9 +35,37 @@ async function readExistingVersions(sql: SqlExecutor, hashes: string[]): Promise
   return new Map(
     rows.map((row) => [
       row.contentHash,
-      { id: row.id, threadKey: row.threadKey, flags: JSON.parse(row.flags) as Flag[], located: row.sourcePath !== null || row.locatedAt !== null },
+      {
+        id: row.id,
+        threadKey: row.threadKey,
+        flags: JSON.parse(row.flags) as Flag[],
+        located: row.sourcePath !== null || row.locatedAt !== null,
+        hasReports: Number(row.reportCount) > 0,
+      },
     ]),
   );
+}
+
+/**
+ * Reports sent with a duplicate are stored when its version has none yet (it arrived
+ * without them, e.g. over curl, then came again from `baton push`); never replaced.
+ */
+function attachReports(
+  item: PendingPacket,
+  existing: StoredVersion,
+  reportRows: unknown[][],
+  pushEvent: (at: Date, event: NewLedgerEvent) => void,
+): void {
+  if (existing.hasReports || !item.reports.length) return;
+  existing.hasReports = true;
+  for (const report of item.reports) reportRows.push([existing.id, report.ref, report.json, report.bytes]);
+  pushEvent(item.receivedAt, {
+    kind: "packet_reports_attached",
+    threadKey: existing.threadKey,
+    versionId: existing.id,
+    actor: item.source.actor,
+    data: { reports: item.reports.map((report) => report.ref) },
+  });
 }
 
 /**
@@ -148,6 +179,7 @@ export async function storeBatch(
         active: thread ? thread.activeVersionId === existing.id : true,
         locationRecorded: recordLocation(item, existing, locationRows, pushEvent),
       };
+      attachReports(item, existing, reportRows, pushEvent);
     } else {
       const versionId = newId("pv", receivedAt.getTime());
       const thread = threadFor(threads, packet.threadKey, receivedAt);
@@ -156,7 +188,13 @@ export async function storeBatch(
       collectRows(item, versionId, arrivalSeq, thread.id, versionRows, riskRows, questionRows);
       failedRows.push(...failedAttemptRows(packet.canonical.failed_attempts, { versionId, threadId: thread.id, receivedAt }));
       for (const report of item.reports) reportRows.push([versionId, report.ref, report.json, report.bytes]);
-      known.set(packet.contentHash, { id: versionId, threadKey: packet.threadKey, flags: packet.flags, located: Boolean(source.sourcePath) });
+      known.set(packet.contentHash, {
+        id: versionId,
+        threadKey: packet.threadKey,
+        flags: packet.flags,
+        located: Boolean(source.sourcePath),
+        hasReports: item.reports.length > 0,
+      });
       result = { packet_id: versionId, thread_key: packet.threadKey, flags: packet.flags, duplicate: false, active: becomesActive };
     }
     if (source.idempotency && newKeys.has(index)) keyRows.push([source.idempotency.tokenId, source.idempotency.key, item.bodyHash, result.packet_id, receivedAt]);

@@ -5,7 +5,6 @@ import { parseWorkspaceRoots } from "../views/verdict/roots";
 import { startWatchdog } from "../board/watchdog/scheduler";
 import { watchHandoffFolders, type FolderWatcher } from "../ingest/watch/folder-watcher";
 import { scheduleWriteBack } from "../human/writeback/write-human-section";
-import { clearVerdictCache } from "../views/verdict/cache";
 import { startWebhookLoops } from "../notify/start";
 import { announceFirstRun } from "./first-run";
 import { processSlot } from "../core/singleton";
@@ -13,11 +12,11 @@ import { processSlot } from "../core/singleton";
 const watcher = processSlot<FolderWatcher>("Watcher");
 
 /**
- * A packet's file appeared after the packet (decision 050): its verdict is read again from
- * the workspace, and a decision made before the file appeared is written into it.
+ * A packet's file appeared after the packet (decision 050): a decision made before the file
+ * appeared is written into it. (Its verdict is read from the new workspace by itself: a
+ * cached reading is kept only for the same place, lib/views/verdict/version.ts.)
  */
-export function whenLocated(result: { packet_id: string; thread_key: string }): Promise<void> {
-  clearVerdictCache(result.packet_id);
+export function whenLocated(result: { thread_key: string }): Promise<void> {
   return scheduleWriteBack([result.thread_key]);
 }
 

@@ -25,8 +25,7 @@ export interface WatchOptions {
   rescanMs?: number;
   /**
    * A file's location was recorded on a version that arrived first another way: the
-   * caller forgets the version's cached verdict (it now has a workspace) and writes back a
-   * person's decision already made on it (decision 050).
+   * caller writes back a person's decision already made on it (decision 050).
    */
   onLocated?: (result: IngestResult) => Promise<void>;
 }

@@ -2,7 +2,7 @@ import "server-only";
 import { database } from "../../db/client";
 import { inChunks } from "../../db/sql";
 import type { CanonicalPacket } from "../../contract/canonical";
-import { peekVerdictCached, readVerdictCached } from "./cache";
+import { peekVerdictCached, readVerdictCached, verdictPlaceKey } from "./cache";
 import type { VerdictReadingDto } from "./dto";
 import { attachedReportsOf, attachedReportsSelect, placeOf, versionPlaceSelect, workspaceRootsFor } from "./roots";
 
@@ -10,32 +10,40 @@ import { attachedReportsOf, attachedReportsSelect, placeOf, versionPlaceSelect, 
  * The verdict of stored versions, the one way every view reads it: the workspace the
  * version's file lives in (whichever way the packet arrived first), the project's
  * configured root, and the reports sent with the packet. From the cache unless `fresh`
- * (the thread page: reports change on disk); versions are loaded only for misses.
+ * (the thread page: reports change on disk) or the version's place changed; pointers are
+ * loaded only for misses.
  */
 export async function readVersionVerdicts(
   versionIds: readonly string[],
   options: { fresh?: boolean } = {},
 ): Promise<Map<string, VerdictReadingDto>> {
   const readings = new Map<string, VerdictReadingDto>();
-  const misses: string[] = [];
-  for (const id of new Set(versionIds)) {
-    const cached = options.fresh ? undefined : peekVerdictCached(id);
-    if (cached) readings.set(id, await cached);
-    else misses.push(id);
+  const ids = [...new Set(versionIds)];
+  if (!ids.length) return readings;
+  const db = await database();
+  // Where each version is read from is checked every time: its file may have been found
+  // since (by another instance too), which makes a cached reading stale.
+  const places = await inChunks(ids, (chunk) =>
+    db.packetVersion.findMany({ where: { id: { in: chunk } }, select: { id: true, project: true, ...versionPlaceSelect, reports: { select: { ref: true } } } }),
+  );
+  const misses: { id: string; roots: string[] }[] = [];
+  for (const version of places) {
+    const roots = workspaceRootsFor({ workspaceRoot: placeOf(version).workspaceRoot, project: version.project });
+    const refs = new Map(version.reports.map((report) => [report.ref, ""]));
+    const cached = options.fresh ? undefined : peekVerdictCached(version.id, verdictPlaceKey(roots, refs));
+    if (cached) readings.set(version.id, await cached);
+    else misses.push({ id: version.id, roots });
   }
   if (!misses.length) return readings;
-  const db = await database();
-  const versions = await inChunks(misses, (ids) =>
-    db.packetVersion.findMany({
-      where: { id: { in: ids } },
-      select: { id: true, canonicalJson: true, project: true, ...versionPlaceSelect, reports: attachedReportsSelect },
-    }),
+  const rootsOf = new Map(misses.map((miss) => [miss.id, miss.roots]));
+  const versions = await inChunks(
+    misses.map((miss) => miss.id),
+    (chunk) => db.packetVersion.findMany({ where: { id: { in: chunk } }, select: { id: true, canonicalJson: true, reports: attachedReportsSelect } }),
   );
   await Promise.all(
     versions.map(async (version) => {
       const canonical = JSON.parse(version.canonicalJson) as CanonicalPacket;
-      const roots = workspaceRootsFor({ workspaceRoot: placeOf(version).workspaceRoot, project: version.project });
-      const reading = await readVerdictCached(version.id, canonical.verdict_pointer, roots, {
+      const reading = await readVerdictCached(version.id, canonical.verdict_pointer, rootsOf.get(version.id)!, {
         fresh: options.fresh,
         inlineVerdict: canonical.verdict,
         attached: attachedReportsOf(version.reports),
