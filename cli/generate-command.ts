@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { pushPacketFile, pushTargetFromEnv, type PushOutcome } from "./sync/push";
+import { describePushed, pushPacketFile, pushTargetFromEnv, type PushOutcome } from "./sync/push";
 import { DEFAULT_TAIL_K } from "../lib/generator/feedback";
 import { generateHandoff, type GenerateResult } from "../lib/generator/generate";
 import { addWorkbenchCommand, BRANCH_OPTION_HELP, CHECKS_HELP, displayPath, printProblems, reportUnreadable, WORKBENCH_EXIT } from "./check-command";
@@ -97,8 +97,7 @@ async function push(file: string): Promise<boolean> {
     outcome = { ok: false, status: null, message: (error as Error).message };
   }
   if (outcome.ok) {
-    const flags = outcome.flags.length ? ` flags=${outcome.flags.join(",")}` : "";
-    console.error(`baton generate: pushed: ${outcome.duplicate ? "duplicate" : "stored"} ${outcome.packetId} thread=${outcome.threadKey}${flags}`);
+    console.error(`baton generate: pushed: ${outcome.duplicate ? "duplicate" : "stored"} ${outcome.packetId} thread=${outcome.threadKey}${describePushed(outcome)}`);
     return true;
   }
   console.error(`baton generate: push failed${outcome.status ? ` (HTTP ${outcome.status})` : ""}: ${outcome.message}; the packet is on disk`);

@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { findPacketFiles } from "./sync/find-packets";
 import { formatPacket, pullHandoff, pullTarget } from "./sync/pull";
-import { pushPacketFile, pushTargetFromEnv } from "./sync/push";
+import { describePushed, pushPacketFile, pushTargetFromEnv } from "./sync/push";
 import { writeFileAtomic } from "../lib/server/fs/atomic-write";
 import { TOKEN_SCOPES, type TokenScope } from "../lib/auth/tokens";
 import { addUserCommand, type PasswordSource } from "./user-command";
@@ -34,8 +34,7 @@ export async function main(argv: string[], passwords: PasswordSource = { stdin: 
         const outcome = await pushPacketFile(target, file);
         if (outcome.ok) {
           const what = outcome.duplicate ? "duplicate" : "stored";
-          const flags = outcome.flags.length ? ` flags=${outcome.flags.join(",")}` : "";
-          console.log(`${file}: ${what} ${outcome.packetId} thread=${outcome.threadKey}${flags}`);
+          console.log(`${file}: ${what} ${outcome.packetId} thread=${outcome.threadKey}${describePushed(outcome)}`);
         } else {
           console.log(`${file}: failed${outcome.status ? ` (HTTP ${outcome.status})` : ""}: ${outcome.message}`);
           exitCode = 1;

@@ -49,11 +49,19 @@ test.describe("POST /api/v1/packets: stored and duplicate", () => {
     const created = await postPacket(request, agentToken, packet);
     expect(created.status()).toBe(201);
     const first = (await created.json()) as IngestResult;
-    expect(first).toEqual({ packet_id: expect.stringMatching(/^pv_/), thread_key: thread, flags: [], duplicate: false, active: true });
+    // The card's flags (lib/board/flags.ts): its verdict report was not sent with it.
+    expect(first).toEqual({
+      packet_id: expect.stringMatching(/^pv_/),
+      thread_key: thread,
+      flags: [{ code: "verdict_missing", reason: expect.stringContaining("verdict not sent") }],
+      flags_computed_at: expect.any(String),
+      duplicate: false,
+      active: true,
+    });
 
     const again = await postPacket(request, agentToken, packet);
     expect(again.status()).toBe(200);
-    expect(await again.json()).toEqual({ ...first, duplicate: true });
+    expect(await again.json()).toEqual({ ...first, flags_computed_at: expect.any(String), duplicate: true });
 
     // Identity is the canonical JSON: the same content with its keys in another order is the same version.
     const reordered = Object.fromEntries(Object.entries(packet).reverse());
@@ -343,7 +351,7 @@ test.describe("POST /api/v1/packets: 415 and 422", () => {
 
     const replay = await postPacket(request, agentToken, packet, { "idempotency-key": key });
     expect(replay.status()).toBe(200);
-    expect(await replay.json()).toEqual({ ...stored, duplicate: true });
+    expect(await replay.json()).toEqual({ ...stored, flags_computed_at: expect.any(String), duplicate: true });
     // "Same body" means the same JSON, however it is laid out.
     const relaid = Buffer.from(JSON.stringify(Object.fromEntries(Object.entries(packet).reverse()), null, 2));
     expect(((await (await postPacket(request, agentToken, relaid, { "idempotency-key": key })).json()) as IngestResult).packet_id).toBe(
@@ -508,7 +516,10 @@ test.describe("GET /api/v1/threads", () => {
       risk_counts: { critical: 1, high: 0, medium: 0, low: 1, info: 0 },
       question_count: 0,
     });
-    expect(card.active_packet.flags).toEqual([{ code: "dirty_state", reason: expect.stringContaining("uncommitted changes in src/") }]);
+    expect(card.active_packet.flags).toEqual([
+      { code: "dirty_state", reason: expect.stringContaining("uncommitted changes in src/") },
+      { code: "verdict_missing", reason: expect.stringContaining("verdict not sent") },
+    ]);
   });
 
   test("pages with limit and next_cursor, without gaps or repeats", async ({ request, agentToken }) => {

@@ -42,9 +42,9 @@ interface PushLine {
   flags: string[];
 }
 
-/** `<file>: stored|duplicate <packet_id> thread=<key>[ flags=a,b]`; thread keys may hold spaces. */
+/** `<file>: stored|duplicate <packet_id> thread=<key>[ flags=a,b] flags_at=<time>[ reports=n]`; thread keys may hold spaces. */
 function parsePushLine(line: string): PushLine {
-  const match = /^(.+?): (stored|duplicate) (pv_\w+) thread=(.+?)(?: flags=([\w,]+))?$/.exec(line);
+  const match = /^(.+?): (stored|duplicate) (pv_\w+) thread=(.+?)(?: flags=([\w,]+))? flags_at=\S+(?: reports=\d+)?$/.exec(line);
   expect(match, line).not.toBeNull();
   const [, file, outcome, packetId, thread, flags] = match!;
   return { file: file!, outcome: outcome as PushLine["outcome"], packetId: packetId!, thread: thread!, flags: flags ? flags.split(",") : [] };

@@ -1,4 +1,4 @@
-import type { Locator, Page } from "@playwright/test";
+import type { Locator } from "@playwright/test";
 import { expect, test } from "./support/fixtures";
 import { packetFor, storePacket, uniqueId, type IngestResult } from "./support/api";
 import { card, cardsIn } from "./support/board";
@@ -17,8 +17,8 @@ function flagItems(cardLocator: Locator): Locator {
 const flagText = (title: string, result: IngestResult, code: string) =>
   `${title}: ${result.flags.find((flag) => flag.code === code)?.reason ?? `(no ${code} flag)`}`;
 
-/** Packets posted over HTTP have no workspace root: one setup notice above the board says so, not a flag on each card. */
-const setupNotice = (page: Page) => page.getByRole("region", { name: "Verdict reports cannot be read:" });
+/** Packets posted over HTTP without their reports: the verdict was not sent, a flag like any other (decision 051), not a setup notice. */
+const noVerdict = (result: IngestResult) => flagText("No verdict", result, "verdict_missing");
 
 test("each card shows its next action, its highest severity and its flags with their reasons", async ({ page, request, agentToken }) => {
   const run = uniqueId("home");
@@ -47,7 +47,7 @@ test("each card shows its next action, its highest severity and its flags with t
     packetFor(unratedKey, { open_risks: ["two imports still use the old path"], next_action: `fix the imports of ${unratedKey}` }),
   );
   const quietKey = `${run}-quiet`;
-  await storePacket(request, agentToken, packetFor(quietKey, { open_risks: [], next_action: `open a pull request for ${quietKey}` }));
+  const quiet = await storePacket(request, agentToken, packetFor(quietKey, { open_risks: [], next_action: `open a pull request for ${quietKey}` }));
 
   await page.goto(`/?q=${encodeURIComponent(run)}`);
   await expect(page.getByRole("link", { name: "Baton" })).toBeVisible();
@@ -60,12 +60,13 @@ test("each card shows its next action, its highest severity and its flags with t
   for (const lower of ["low", "medium", "no risks"]) await expect(dirtyCard.getByText(lower, { exact: true })).toHaveCount(0);
   await expect(dirtyCard.getByLabel("Open risks by severity")).toHaveText("1 critical, 1 medium, 1 low");
   await expect(dirtyCard.getByRole("list", { name: "Needs you because" }).getByRole("listitem")).toHaveText(["Dirty workbench", "1 unanswered question", "1 critical/high risk not acknowledged"]);
-  await expect(setupNotice(page)).toContainText("BATON_WORKSPACE_ROOTS");
   await expect(dirtyCard.getByText("verdict: missing", { exact: true })).toBeVisible();
   await expect(flagItems(dirtyCard)).toHaveText([
     flagText("Dirty workbench", dirty, "dirty_state"),
     flagText("Open questions", dirty, "open_questions"),
+    noVerdict(dirty),
   ]);
+  await expect(flagItems(dirtyCard).nth(2)).toContainText("verdict not sent");
   await expect(flagItems(dirtyCard).first()).toContainText(
     "Clean-state check found 2 blocking problems: infra/prod/vpc.tf modified and not committed; plan.tfplan.tmp left behind.",
   );
@@ -75,7 +76,7 @@ test("each card shows its next action, its highest severity and its flags with t
   await expect(cardsIn(page, "Ready").and(unratedCard)).toHaveCount(1);
   await expect(unratedCard.getByText(`fix the imports of ${unratedKey}`, { exact: true })).toBeVisible();
   await expect(unratedCard.getByText("medium", { exact: true })).toBeVisible();
-  await expect(flagItems(unratedCard)).toHaveText([flagText("Unknown severity", unrated, "unknown_severity")]);
+  await expect(flagItems(unratedCard)).toHaveText([flagText("Unknown severity", unrated, "unknown_severity"), noVerdict(unrated)]);
   await expect(flagItems(unratedCard).first()).toContainText("1 risk without a recognised severity (none given), shown as medium.");
 
   const quietCard = card(page, quietKey);
@@ -83,7 +84,8 @@ test("each card shows its next action, its highest severity and its flags with t
   await expect(quietCard.getByText(`open a pull request for ${quietKey}`, { exact: true })).toBeVisible();
   await expect(quietCard.getByText("no risks", { exact: true })).toBeVisible();
   await expect(quietCard.getByText("no open risks", { exact: true })).toBeVisible();
-  await expect(quietCard.getByRole("list", { name: "Flags" })).toHaveCount(0);
+  // Its one flag: the verdict its pointer names was not sent (not a needs-a-person flag: it stays in Ready).
+  await expect(flagItems(quietCard)).toHaveText([noVerdict(quiet)]);
 });
 
 test("a thread without a next action says so, with the flag's reason, and needs a person", async ({ page, request, agentToken }) => {
@@ -105,7 +107,7 @@ test("a thread without a next action says so, with the flag's reason, and needs 
   await expect(found).toHaveAccessibleName(new RegExp(`${key}-agent.*No next action recorded`));
   await expect(found.getByText("No next action recorded", { exact: true })).toBeVisible();
   await expect(found.getByText("high", { exact: true })).toBeVisible();
-  await expect(flagItems(found)).toHaveText([flagText("No next action", result, "missing_next_action")]);
+  await expect(flagItems(found)).toHaveText([flagText("No next action", result, "missing_next_action"), noVerdict(result)]);
   await expect(flagItems(found).first()).toContainText('next_action is the generator\'s placeholder "needs human"');
 });
 

@@ -28,7 +28,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
   const name = card.agent ? `${card.agent} (${card.key})` : card.key;
   const reasons = card.column === "needs_you" ? cardReasons(card) : [];
   // A verdict that is missing only for want of configuration is told once, above the board.
-  const flags = card.verdict_unconfigured ? packet.flags.filter((flag) => flag.code !== "verdict_missing") : packet.flags;
+  const flags = packet.flags;
   // The link and the action buttons are siblings: buttons inside a link are neither valid nor usable.
   // The link's name is its own text (an aria-label that says less than the text fails WCAG 2.5.3).
   return (
@@ -71,7 +71,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
           ) : (
             <span>no open risks</span>
           )}
-          <VerdictLabel state={card.verdict.state} reasons={card.verdict_unconfigured ? ["no workspace root is configured: see the notice above the board"] : card.verdict.reasons} />
+          <VerdictLabel state={card.verdict.state} reasons={card.verdict.reasons} />
         </div>
         {flags.length ? (
           <ul className="mt-2 space-y-0.5 text-xs break-words text-muted" aria-label="Flags">

@@ -14,7 +14,6 @@ import { BoardColumn } from "./board-column";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
 import { plural } from "./card-reasons";
 import { EmptyBoard } from "./empty-board";
-import { SetupNotice } from "./setup-notice";
 
 interface Position {
   column: number;
@@ -123,7 +122,6 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
         </p>
       </div>
       {error ? <Alert>{error.message}</Alert> : null}
-      {columns.some((column) => column.cards.some((card) => card.verdict_unconfigured)) ? <SetupNotice /> : null}
       {board && board.total === 0 && !search ? (
         <EmptyBoard />
       ) : (

@@ -10,10 +10,13 @@ import { Panel } from "@/components/ui/panel";
 export function PacketSections({
   packet,
   flags,
+  flagsComputedAt,
   answerFor,
 }: {
   packet: CanonicalPacket;
   flags: Flag[];
+  /** When the flags were computed (ISO 8601): the board's card shows the same ones (lib/board/flags.ts). */
+  flagsComputedAt?: string;
   /** What shows under each of the agent's questions: its answer, or a form to give one. */
   answerFor?: (question: CanonicalQuestion) => ReactNode;
 }) {
@@ -47,6 +50,11 @@ export function PacketSections({
         ) : (
           <p className="text-sm text-muted">None: a clean handoff.</p>
         )}
+        {flagsComputedAt ? (
+          <p className="mt-2 text-xs text-muted">
+            As of <time dateTime={flagsComputedAt}>{flagsComputedAt.replace("T", " ").slice(0, 19)} UTC</time>
+          </p>
+        ) : null}
       </Panel>
       <Panel headingId="summary" title="Summary">
         <p className="whitespace-pre-wrap">{packet.summary ? <AgentText text={packet.summary} multiline /> : <span className="text-muted italic">No summary.</span>}</p>

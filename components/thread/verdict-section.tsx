@@ -10,7 +10,7 @@ const STATE_STYLE = {
   missing: "bg-zinc-300 text-zinc-900",
 } as const;
 
-/** The verification and review reports behind the verdict pointers, read from the workspace root. */
+/** The verification and review reports behind the verdict pointers, read from the workspace root or sent with the packet. */
 export function VerdictSection({ reading }: { reading: VerdictReadingDto }) {
   return (
     <Panel headingId="verdict" title="Verdict">
@@ -20,7 +20,7 @@ export function VerdictSection({ reading }: { reading: VerdictReadingDto }) {
       </p>
       <ul className="mt-3 space-y-3">
         {reading.pointers.map((pointer, index) => (
-          <li key={`${pointer.ref}-${index}`} data-testid="verdict-pointer" data-status={pointer.status}>
+          <li key={`${pointer.ref}-${index}`} data-testid="verdict-pointer" data-status={pointer.status} data-from={pointer.from}>
             <PointerReading pointer={pointer} />
           </li>
         ))}
@@ -36,6 +36,7 @@ function PointerReading({ pointer }: { pointer: VerdictPointerReadingDto }) {
       <code>
         <AgentText text={pointer.ref} />
       </code>
+      {pointer.from === "attached" ? " · sent with the packet" : null}
     </span>
   );
   if (pointer.status === "link" && pointer.url) {
@@ -49,7 +50,7 @@ function PointerReading({ pointer }: { pointer: VerdictPointerReadingDto }) {
     );
   }
   if (pointer.status !== "ok" || !pointer.report) {
-    const words = { missing: "missing", refused: "refused", invalid: "unreadable", no_root: "not read", ok: "", link: "" }[pointer.status];
+    const words = { missing: "missing", refused: "refused", invalid: "unreadable", no_root: "not sent", ok: "", link: "" }[pointer.status];
     return (
       <p>
         {label} <span className="font-semibold">{words}</span>

@@ -49,8 +49,15 @@ async function eventsAfter(seq: number): Promise<LedgerEventDto[]> {
 }
 
 const filters = (query: Record<string, string> = {}): ThreadFilters => threadFiltersSchema.parse(query);
-/** The board as a person compares it: when it was made aside. */
-const shown = (board: BoardDto) => ({ ...board, generated_at: "" });
+/** The board as a person compares it: when it and each card's flags were computed aside. */
+const shown = (board: BoardDto) => ({
+  ...board,
+  generated_at: "",
+  columns: board.columns.map((column) => ({
+    ...column,
+    cards: column.cards.map((card) => ({ ...card, active_packet: { ...card.active_packet, flags_computed_at: "" } })),
+  })),
+});
 
 /** Applies what `work` did to `before` as the browser would, and checks it matches a fresh load. */
 async function expectDeltaMatchesFreshLoad(query: Record<string, string>, work: () => Promise<unknown>) {

@@ -7,12 +7,11 @@ import type { ThreadCardDto } from "../views/threads/dto";
 import { boardDto, compareBoardCards, type BoardCardDto, type BoardDto } from "./dto";
 import type { ThreadFilters } from "../views/threads/filters";
 import { cardSelect, filterWhere, toCards } from "../views/threads/queries";
-import { COLUMNS, COLUMN_TITLES, decideColumn, type Column } from "./columns";
-import { fitVerdictCacheToBoard, peekVerdictCached, readVerdictCached } from "../views/verdict/cache";
+import { COLUMNS, COLUMN_TITLES, decideColumn, isStale, type Column } from "./columns";
+import { fitVerdictCacheToBoard } from "../views/verdict/cache";
 import type { VerdictSummaryDto } from "../views/verdict/dto";
-import { workspaceRootsFor } from "../views/verdict/roots";
-import { NO_ROOT_REASON } from "../views/verdict/read";
-import type { CanonicalPacket } from "../contract/canonical";
+import { readVersionVerdicts } from "../views/verdict/version";
+import { cardFlags, type CardFlagsDto } from "./flags";
 import { riskAttentionByVersion, type RiskAttention } from "../views/risks/active-risks";
 import { loadWatchdogFlags } from "./watchdog/findings";
 
@@ -28,92 +27,91 @@ const PLACED_FLAGS: ReadonlySet<FlagCode> = new Set([
   "commit_regressed",
 ]);
 
-const STALE_FLAG = (hours: number): Flag => ({
-  code: "stale",
-  reason: `Nothing new for more than ${hours} h: the agent may have stopped.`,
-});
-
-/**
- * Verdict flags from reading the reports, added to the ingest-time ones: a report
- * that failed puts the card in front of a person just as an inline verdict does.
- */
-const REASON_MAX = 160;
-const brief = (reasons: string[]) => {
-  const text = reasons.join("; ");
-  return text.length > REASON_MAX ? `${text.slice(0, REASON_MAX - 1)}…` : text;
-};
-
-function verdictFlags(flags: Flag[], verdict: VerdictSummaryDto): Flag[] {
-  const codes = new Set(flags.map((flag) => flag.code));
-  if (verdict.state === "fail" && !codes.has("verdict_failed")) {
-    return [...flags, { code: "verdict_failed", reason: `Verdict failed: ${brief(verdict.reasons)}` }];
-  }
-  if (verdict.state === "missing" && !codes.has("verdict_missing")) {
-    return [...flags, { code: "verdict_missing", reason: `No verdict could be read: ${brief(verdict.reasons.slice(0, 1))}` }];
-  }
-  return flags;
-}
-
-function withFlags(card: ThreadCardDto, flags: Flag[] | undefined): ThreadCardDto {
-  return flags ? { ...card, active_packet: { ...card.active_packet, flags: [...card.active_packet.flags, ...flags] } } : card;
+function watchdogOf(card: ThreadCardDto, watchdog: Map<string, Flag[]>): Flag[] {
+  return watchdog.get(card.key) ?? [];
 }
 
 const NO_RISK_ATTENTION: RiskAttention = { unacknowledgedSevere: 0, regressed: 0 };
 
-function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskAttention, now: number, staleHours: number): BoardCardDto {
-  const packet = { ...card.active_packet, flags: verdictFlags(card.active_packet.flags, verdict) };
-  const decision = decideColumn({
+function placeCard(
+  card: ThreadCardDto,
+  inputs: { verdict: VerdictSummaryDto; watchdog: Flag[]; risks: RiskAttention },
+  now: number,
+  staleHours: number,
+): BoardCardDto {
+  const { verdict, risks } = inputs;
+  const timing = {
     now,
     staleMs: staleHours * 3_600_000,
-    activeReceivedAt: Date.parse(packet.received_at),
-    flags: packet.flags.map((flag) => flag.code),
-    // Triage carries over by fingerprint (lib/views/risks/triage-state.ts): acknowledged, resolved or snoozed risks need nobody.
-    unacknowledgedSevere: risks.unacknowledgedSevere,
-    regressedRisks: risks.regressed,
+    activeReceivedAt: Date.parse(card.active_packet.received_at),
     decision: card.active_packet.human.decision
       ? { kind: card.active_packet.human.decision.kind, at: Date.parse(card.active_packet.human.decision.at) }
       : null,
     lastSession: card.last_session ? { kind: card.last_session.kind, at: Date.parse(card.last_session.at) } : null,
+  };
+  const flags = cardFlags({
+    stored: card.active_packet.flags,
+    unansweredQuestions: card.active_packet.human.unanswered_questions,
+    watchdog: inputs.watchdog,
+    verdict,
+    stale: isStale(timing),
+    staleHours,
   });
-  const flags = decision.stale ? [...packet.flags, STALE_FLAG(staleHours)] : packet.flags;
+  const decision = decideColumn({
+    ...timing,
+    flags: flags.map((flag) => flag.code),
+    // Triage carries over by fingerprint (lib/views/risks/triage-state.ts): acknowledged, resolved or snoozed risks need nobody.
+    unacknowledgedSevere: risks.unacknowledgedSevere,
+    regressedRisks: risks.regressed,
+  });
   return {
     ...card,
-    active_packet: { ...packet, flags },
+    active_packet: { ...card.active_packet, flags, flags_computed_at: new Date(now).toISOString() },
     column: decision.column,
     column_reason: decision.reason,
     // The card shows the state and a few reasons; the thread page shows them all.
     verdict: { state: verdict.state, reasons: verdict.reasons.slice(0, 2) },
     attention: { unacknowledged_severe: risks.unacknowledgedSevere, regressed: risks.regressed },
-    verdict_unconfigured: verdict.state === "missing" && verdict.reasons.length > 0 && verdict.reasons.every((reason) => reason.endsWith(NO_ROOT_REASON)),
   };
 }
 
 /**
- * The verdict summary of each card's active version: from the cache, or read
- * once (the pointers come from the stored canonical form, fetched only for misses).
+ * Every card placed: its flags (lib/board/flags.ts) and column, from the watchdog's
+ * findings, the verdict of its active version and the triage of its risks.
  */
-async function readVerdicts(cards: ThreadCardDto[]): Promise<Map<string, VerdictSummaryDto>> {
-  const summaries = new Map<string, VerdictSummaryDto>();
-  const misses: string[] = [];
-  for (const card of cards) {
-    const cached = peekVerdictCached(card.active_packet.id);
-    if (cached) summaries.set(card.active_packet.id, (await cached).summary);
-    else misses.push(card.active_packet.id);
-  }
-  if (!misses.length) return summaries;
+async function placeCards(rows: Parameters<typeof toCards>[0], now: number, staleHours: number, keys?: string[]): Promise<BoardCardDto[]> {
+  // Watchdog findings (lib/board/watchdog/findings.ts) join the flags a card carries before it is placed.
+  const [cards, watchdog] = await Promise.all([toCards(rows), loadWatchdogFlags(keys)]);
+  const versionIds = cards.map((card) => card.active_packet.id);
+  const [verdicts, riskAttention] = await Promise.all([readVersionVerdicts(versionIds), riskAttentionByVersion(versionIds, new Date(now))]);
+  return cards.map((card) =>
+    placeCard(
+      card,
+      {
+        verdict: verdicts.get(card.active_packet.id)!.summary,
+        watchdog: watchdogOf(card, watchdog),
+        risks: riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION,
+      },
+      now,
+      staleHours,
+    ),
+  );
+}
+
+/**
+ * The flags each thread's card shows, archived threads included, computed as the board
+ * computes them: what every other view (APIs, thread page, ingest answer) returns.
+ */
+export async function loadCardFlags(keys: readonly string[], options: { now?: number } = {}): Promise<Map<string, CardFlagsDto>> {
+  const now = options.now ?? Date.now();
+  const unique = [...new Set(keys)];
+  if (!unique.length) return new Map();
   const db = await database();
-  const versions = await inChunks(misses, (ids) =>
-    db.packetVersion.findMany({ where: { id: { in: ids } }, select: { id: true, canonicalJson: true, workspaceRoot: true, project: true } }),
+  const rows = await inChunks(unique, (chunk) =>
+    db.thread.findMany({ where: { key: { in: chunk }, activeVersionId: { not: null } }, select: cardSelect }),
   );
-  await Promise.all(
-    versions.map(async (version) => {
-      const canonical = JSON.parse(version.canonicalJson) as CanonicalPacket;
-      const roots = workspaceRootsFor({ workspaceRoot: version.workspaceRoot, project: version.project });
-      const reading = await readVerdictCached(version.id, canonical.verdict_pointer, roots, { inlineVerdict: canonical.verdict });
-      summaries.set(version.id, reading.summary);
-    }),
-  );
-  return summaries;
+  const placed = await placeCards(rows, now, config().BATON_STALE_HOURS, unique);
+  return new Map(placed.map((card) => [card.key, { flags: card.active_packet.flags, computed_at: new Date(now).toISOString() }]));
 }
 
 /** Every active thread that matches the filters, placed in its column. Reads active threads only. */
@@ -131,18 +129,11 @@ export async function loadBoard(
   const rows = options.keys
     ? await inChunks(options.keys, (keys) => db.thread.findMany({ where: { ...where, key: { in: keys } }, select: cardSelect }))
     : await db.thread.findMany({ where, select: cardSelect });
-  // Watchdog findings (lib/board/watchdog/findings.ts) join the flags a card carries before it is placed.
-  const watchdogFlags = await loadWatchdogFlags(options.keys);
-  const cards = (await toCards(rows)).map((card) => withFlags(card, watchdogFlags.get(card.key)));
   const unfiltered = Object.values(filters).every((value) => value === undefined || value === "" || (Array.isArray(value) && !value.length));
-  if (unfiltered && !options.keys) fitVerdictCacheToBoard(cards.length);
-  const [verdicts, riskAttention] = await Promise.all([
-    readVerdicts(cards),
-    riskAttentionByVersion(cards.map((card) => card.active_packet.id), new Date(now)),
-  ]);
+  // The whole board reads every card's verdict: the cache must hold them all to be of use.
+  if (unfiltered && !options.keys) fitVerdictCacheToBoard(rows.length);
   const byColumn = new Map<Column, BoardCardDto[]>(COLUMNS.map((column) => [column, []]));
-  for (const card of cards) {
-    const placed = placeCard(card, verdicts.get(card.active_packet.id)!, riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION, now, staleHours);
+  for (const placed of await placeCards(rows, now, staleHours, options.keys)) {
     const shown = new Set(placed.active_packet.flags.map((flag) => flag.code));
     if (filters.flag.some((flag) => PLACED_FLAGS.has(flag) && !shown.has(flag))) continue;
     byColumn.get(placed.column)!.push(placed);

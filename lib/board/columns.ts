@@ -43,10 +43,15 @@ export interface ColumnDecision {
 
 const hours = (ms: number) => `${Math.round(ms / 3_600_000)} h`;
 
+/** Nothing new (a packet, a person's decision, a session report) for longer than the threshold. */
+export function isStale(input: Pick<ColumnInput, "now" | "staleMs" | "activeReceivedAt" | "decision" | "lastSession">): boolean {
+  const lastActivity = Math.max(input.activeReceivedAt, input.decision?.at ?? 0, input.lastSession?.at ?? 0);
+  return input.now - lastActivity > input.staleMs;
+}
+
 export function decideColumn(input: ColumnInput): ColumnDecision {
   const { now, staleMs, activeReceivedAt, decision, lastSession } = input;
-  const lastActivity = Math.max(activeReceivedAt, decision?.at ?? 0, lastSession?.at ?? 0);
-  const stale = now - lastActivity > staleMs;
+  const stale = isStale(input);
 
   // 1. A session that reported after the active packet, and recently, is at work on it.
   if (lastSession && lastSession.kind !== "session_ended" && lastSession.at > activeReceivedAt && now - lastSession.at <= staleMs) {

@@ -14,8 +14,6 @@ export const boardCardDto = threadCardDto.extend({
   verdict: verdictSummaryDto,
   /** The risk counts the column rule weighed, for the card's reason chips (columns.ts). */
   attention: z.object({ unacknowledged_severe: z.number().int(), regressed: z.number().int() }),
-  /** The verdict is missing only because no workspace root is configured: a setup problem, told once above the board. */
-  verdict_unconfigured: z.boolean(),
 });
 export type BoardCardDto = z.infer<typeof boardCardDto>;
 

@@ -20,6 +20,8 @@ const DESCRIBE: Partial<Record<LedgerEventDto["kind"], Describe>> = {
         : ""
     }`,
   packet_superseded: () => "packet superseded by a newer one",
+  packet_reports_attached: (data) => `verdict reports sent with it: ${((data.reports as unknown[] | undefined) ?? []).map(text).join(", ")}`,
+  packet_located: (data) => `its file found at ${text(data.source_path)}: write-back and verdict reading use it`,
   thread_reopened: () => "thread re-opened by a new packet",
   thread_archived: (data) => `thread archived: ${text(data.reason)}`,
   human_approved: (data) => `approved the next action${data.note ? `: ${text(data.note)}` : ""} (revision ${text(data.revision)})`,

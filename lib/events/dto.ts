@@ -6,6 +6,8 @@ import { z } from "zod";
 export const LEDGER_KINDS = [
   "packet_received",
   "packet_superseded",
+  "packet_located",
+  "packet_reports_attached",
   "thread_reopened",
   "thread_archived",
   "ingest_error",

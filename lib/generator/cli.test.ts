@@ -151,10 +151,16 @@ describe("baton generate", () => {
       const file = lines(log)[1]!;
       expect(vi.mocked(pushPacketFile).mock.calls).toEqual([[{ url, token: process.env.BATON_TOKEN }, file]]);
       expect(received).toHaveLength(1);
-      expect(received[0]!.body).toBe(await readFile(file, "utf8"));
+      // The packet travels with the report its verdict pointer names, read from the workspace (decision 051).
+      const sent = JSON.parse(received[0]!.body) as { packet: unknown; reports: { ref: string; report: { passed?: boolean; verdict?: string } }[] };
+      expect(sent.packet).toEqual(JSON.parse(await readFile(file, "utf8")));
+      expect(sent.reports.map((report) => [report.ref, report.report.passed ?? report.report.verdict])).toEqual([
+        ["outputs/verification/T-014.json", false],
+        ["outputs/review/T-014.json", "pass"],
+      ]);
       expect(received[0]!.headers).toMatchObject({ "baton-source": "cli", "content-type": "application/json", authorization: `Bearer ${process.env.BATON_TOKEN}` });
       const pushed = lines(error).find((line) => line.startsWith("baton generate: pushed: "));
-      expect(pushed).toMatch(/^baton generate: pushed: stored pv_\S+ thread=acme\/billing@main#T-014 flags=verdict_failed$/);
+      expect(pushed).toMatch(/^baton generate: pushed: stored pv_\S+ thread=acme\/billing@main#T-014 flags=verdict_failed flags_at=\S+ reports=2$/);
       const version = await (await database()).packetVersion.findFirstOrThrow({ where: { id: pushed!.split(" ")[4]! } });
       expect(version.source).toBe("cli");
 

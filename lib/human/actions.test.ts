@@ -10,7 +10,8 @@ import { expectBatonError } from "@/testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { scheduleWriteBack } from "./writeback/write-human-section";
 import { threadFiltersSchema, threadListQuerySchema } from "../views/threads/filters";
-import { getMergedHandoff, getThreadDetail, listActiveThreads } from "../views/threads/queries";
+import { getMergedHandoff, getThreadDetail } from "../views/threads/queries";
+import { listThreads } from "../views/threads/flagged";
 import {
   answer,
   answerShared,
@@ -353,7 +354,7 @@ describe("answerShared", () => {
 
 describe("what readers see after a person acted", () => {
   async function card(thread: string) {
-    const list = await listActiveThreads(threadListQuerySchema.parse({ q: thread, limit: 500 }));
+    const list = await listThreads(threadListQuerySchema.parse({ q: thread, limit: 500 }));
     const found = list.threads.find((item) => item.key === thread);
     if (!found) throw new Error(`no card for ${thread}`);
     return found.active_packet;

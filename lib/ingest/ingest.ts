@@ -1,6 +1,7 @@
 import "server-only";
 import { canonicalJson, sha256Hex } from "../contract/canonical-json";
 import { preparePacket } from "../contract/prepare";
+import { prepareAttachedReports } from "../contract/attached-reports";
 import { markdownToPacket } from "../contract/markdown";
 import { parseJsonText } from "../contract/validate";
 import { inTransaction } from "../db/client";
@@ -29,8 +30,9 @@ export function readPacketText(text: string, format: PacketTextFormat): unknown 
 export async function ingestPacket(body: unknown, source: IngestSource, receivedAt = new Date()): Promise<IngestResult> {
   try {
     const packet = preparePacket(body, receivedAt.getTime(), source.project);
-    const bodyHash = source.idempotency ? sha256Hex(canonicalJson(body)) : "";
-    return await submitForStorage({ packet, source, receivedAt, bodyHash }, source.arrival);
+    const reports = prepareAttachedReports(source.reports ?? [], packet.canonical.verdict_pointer);
+    const bodyHash = source.idempotency ? sha256Hex(canonicalJson(source.reports ? { packet: body, reports: source.reports } : body)) : "";
+    return await submitForStorage({ packet, reports, source, receivedAt, bodyHash }, source.arrival);
   } finally {
     source.arrival?.release();
   }

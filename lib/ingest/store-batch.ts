@@ -17,17 +17,81 @@ interface StoredVersion {
   id: string;
   threadKey: string;
   flags: Flag[];
+  /** It has a file: its own (it came from a watched folder) or one recorded later. */
+  located: boolean;
+  /** Verdict reports were sent with it. */
+  hasReports: boolean;
 }
 
 async function readExistingVersions(sql: SqlExecutor, hashes: string[]): Promise<Map<string, StoredVersion>> {
   if (!hashes.length) return new Map();
   const rows = await inChunks(hashes, (chunk) =>
-    sql.query<{ id: string; flags: string; contentHash: string; threadKey: string }>(Prisma.sql`
-      SELECT v."id", v."flags", v."contentHash", t."key" AS "threadKey"
+    sql.query<{ id: string; flags: string; contentHash: string; threadKey: string; sourcePath: string | null; locatedAt: string | null; reportCount: number | bigint }>(Prisma.sql`
+      SELECT v."id", v."flags", v."contentHash", t."key" AS "threadKey", v."sourcePath", l."versionId" AS "locatedAt",
+        (SELECT COUNT(*) FROM "PacketReport" r WHERE r."versionId" = v."id") AS "reportCount"
       FROM "PacketVersion" v JOIN "Thread" t ON t."id" = v."threadId"
+      LEFT JOIN "PacketLocation" l ON l."versionId" = v."id"
       WHERE v."contentHash" IN (${Prisma.join(chunk)})`),
   );
-  return new Map(rows.map((row) => [row.contentHash, { id: row.id, threadKey: row.threadKey, flags: JSON.parse(row.flags) as Flag[] }]));
+  return new Map(
+    rows.map((row) => [
+      row.contentHash,
+      {
+        id: row.id,
+        threadKey: row.threadKey,
+        flags: JSON.parse(row.flags) as Flag[],
+        located: row.sourcePath !== null || row.locatedAt !== null,
+        hasReports: Number(row.reportCount) > 0,
+      },
+    ]),
+  );
+}
+
+/**
+ * Reports sent with a duplicate are stored when its version has none yet (it arrived
+ * without them, e.g. over curl, then came again from `baton push`); never replaced.
+ */
+function attachReports(
+  item: PendingPacket,
+  existing: StoredVersion,
+  reportRows: unknown[][],
+  pushEvent: (at: Date, event: NewLedgerEvent) => void,
+): void {
+  if (existing.hasReports || !item.reports.length) return;
+  existing.hasReports = true;
+  for (const report of item.reports) reportRows.push([existing.id, report.ref, report.json, report.bytes]);
+  pushEvent(item.receivedAt, {
+    kind: "packet_reports_attached",
+    threadKey: existing.threadKey,
+    versionId: existing.id,
+    actor: item.source.actor,
+    data: { reports: item.reports.map((report) => report.ref) },
+  });
+}
+
+/**
+ * A watched file whose content arrived first another way (HTTP, `baton push`): its place is
+ * recorded on that version, once, so write-back and verdict reading find it whatever
+ * arrived first (docs/decisions/050-one-location-per-packet.md).
+ */
+function recordLocation(
+  item: PendingPacket,
+  existing: StoredVersion,
+  locationRows: unknown[][],
+  pushEvent: (at: Date, event: NewLedgerEvent) => void,
+): boolean {
+  const { source, receivedAt } = item;
+  if (existing.located || source.kind !== "file" || !source.sourcePath || !source.workspaceRoot) return false;
+  existing.located = true;
+  locationRows.push([existing.id, source.sourcePath, source.workspaceRoot, receivedAt]);
+  pushEvent(receivedAt, {
+    kind: "packet_located",
+    threadKey: existing.threadKey,
+    versionId: existing.id,
+    actor: source.actor,
+    data: { source_path: source.sourcePath, workspace_root: source.workspaceRoot },
+  });
+  return true;
 }
 
 /**
@@ -102,6 +166,8 @@ export async function storeBatch(
   const failedRows: unknown[][] = [];
   const events: NewLedgerEvent[] = [];
   const keyRows: unknown[][] = [];
+  const locationRows: unknown[][] = [];
+  const reportRows: unknown[][] = [];
   const pushEvent = (at: Date, event: NewLedgerEvent) => events.push({ ...event, at });
 
   for (const { item, index } of open) {
@@ -121,7 +187,9 @@ export async function storeBatch(
         flags: existing.flags,
         duplicate: true,
         active: thread ? thread.activeVersionId === existing.id : true,
+        locationRecorded: recordLocation(item, existing, locationRows, pushEvent),
       };
+      attachReports(item, existing, reportRows, pushEvent);
     } else {
       const versionId = newId("pv", receivedAt.getTime());
       const thread = threadFor(threads, packet.threadKey, receivedAt);
@@ -129,7 +197,14 @@ export async function storeBatch(
       const becomesActive = planVersion(item, versionId, arrivalSeq, thread, pushEvent);
       collectRows(item, versionId, arrivalSeq, thread.id, versionRows, riskRows, questionRows);
       failedRows.push(...failedAttemptRows(packet.canonical.failed_attempts, { versionId, threadId: thread.id, receivedAt }));
-      known.set(packet.contentHash, { id: versionId, threadKey: packet.threadKey, flags: packet.flags });
+      for (const report of item.reports) reportRows.push([versionId, report.ref, report.json, report.bytes]);
+      known.set(packet.contentHash, {
+        id: versionId,
+        threadKey: packet.threadKey,
+        flags: packet.flags,
+        located: Boolean(source.sourcePath),
+        hasReports: item.reports.length > 0,
+      });
       result = { packet_id: versionId, thread_key: packet.threadKey, flags: packet.flags, duplicate: false, active: becomesActive };
     }
     if (source.idempotency && newKeys.has(index)) keyRows.push([source.idempotency.tokenId, source.idempotency.key, item.bodyHash, result.packet_id, receivedAt]);
@@ -143,6 +218,8 @@ export async function storeBatch(
   await insertRows(sql, "Risk", RISK_COLUMNS, riskRows);
   await insertRows(sql, "AgentQuestion", QUESTION_COLUMNS, questionRows);
   await insertRows(sql, "FailedAttempt", FAILED_ATTEMPT_COLUMNS, failedRows);
+  await insertRows(sql, "PacketLocation", ["versionId", "sourcePath", "workspaceRoot", "recordedAt"], locationRows);
+  await insertRows(sql, "PacketReport", ["versionId", "ref", "json", "bytes"], reportRows);
   await insertRows(sql, "Thread", THREAD_COLUMNS, changed.map((t) => threadRow(t, true)), updateOnConflict("id", THREAD_UPDATED_COLUMNS));
   await appendLedgerEvents(tx, events, new Date());
   await insertRows(sql, "IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], keyRows);

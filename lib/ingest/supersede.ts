@@ -60,6 +60,7 @@ export function planVersion(
       highest_severity: packet.highestSeverity,
       superseded_on_arrival: !becomesActive,
       // Only when there were any (decision 020): how many secrets were redacted, and of what kinds.
+      ...(item.reports.length ? { reports: item.reports.map((report) => report.ref) } : {}),
       ...(packet.secretsRedacted.count ? { secrets_redacted: packet.secretsRedacted.count, secret_kinds: packet.secretsRedacted.kinds } : {}),
     },
   });

@@ -1,3 +1,4 @@
+import type { AttachedReport, PacketEnvelope } from "../contract/attached-reports";
 import type { Flag } from "../contract/lint";
 import type { PreparedPacket } from "../contract/prepare";
 import type { ArrivalTicket } from "./batch-writer";
@@ -17,7 +18,10 @@ export interface IngestSource {
   idempotency?: { tokenId: string; key: string };
   /** The request's announcement to the writer (see batch-writer.ts), released on submit. */
   arrival?: ArrivalTicket;
+  /** Verdict reports sent with the packet (an envelope's `reports`), checked and stored with a new version. */
+  reports?: PacketEnvelope["reports"];
 }
+
 
 export interface IngestResult {
   packet_id: string;
@@ -26,11 +30,15 @@ export interface IngestResult {
   duplicate: boolean;
   /** False when an older packet arrived late and was stored already superseded. */
   active: boolean;
+  /** A watched file of a version that arrived first another way: its location was recorded now (not in the HTTP answer). */
+  locationRecorded?: boolean;
 }
 
 /** A validated packet waiting for its turn in a write transaction. */
 export interface PendingPacket {
   packet: PreparedPacket;
+  /** Its verdict reports, checked against its pointers and redacted. */
+  reports: readonly AttachedReport[];
   source: IngestSource;
   receivedAt: Date;
   /** Hash of the whole request body, for Idempotency-Key checks ("" without a key). */

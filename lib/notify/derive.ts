@@ -28,11 +28,8 @@ import { findRegressions } from "./regressions";
 
 /** A version whose verdict reports must be read to know whether it failed. */
 export interface VerdictCheck {
+  /** Its packet's verdict is read as every view reads it (lib/views/verdict/version.ts). */
   base: NotificationBase;
-  pointers: NonNullable<CanonicalPacket["verdict_pointer"]>;
-  inlineVerdict: CanonicalPacket["verdict"];
-  workspaceRoot: string | null;
-  project: string | null;
 }
 
 export interface Derivation {
@@ -66,7 +63,6 @@ const versionSelect = {
   threadId: true,
   receivedAt: true,
   flags: true,
-  workspaceRoot: true,
   project: true,
   agent: true,
   topic: true,
@@ -129,7 +125,7 @@ async function derivePacket(tx: Tx, row: LedgerRow, options: DeriveOptions, out:
       const canonical = JSON.parse(canonicalJson) as CanonicalPacket;
       if (canonical.verdict_pointer?.length) {
         out.verdictChecks.push({
-          check: { base, pointers: canonical.verdict_pointer, inlineVerdict: canonical.verdict, workspaceRoot: version.workspaceRoot, project: version.project },
+          check: { base },
           at: row.at,
         });
       }

@@ -4,8 +4,7 @@ import { database, inTransaction, type Tx } from "../db/client";
 import { newId } from "../db/ids";
 import { announceLedger } from "../events/bus";
 import { appendLedgerEvents } from "../events/ledger";
-import { readVerdictCached } from "../views/verdict/cache";
-import { workspaceRootsFor } from "../views/verdict/roots";
+import { readVersionVerdicts } from "../views/verdict/version";
 import { deriveNotifications, type Derivation } from "./derive";
 import type { LedgerRow } from "./ledger-row";
 import { verdictFailedNotification } from "./messages";
@@ -86,8 +85,8 @@ async function readVerdictFailures(derivation: Derivation): Promise<{ notificati
   const failed: { notification: Notification; at: Date }[] = [];
   for (const { check, at } of derivation.verdictChecks) {
     try {
-      const roots = workspaceRootsFor({ workspaceRoot: check.workspaceRoot, project: check.project });
-      const reading = await readVerdictCached(check.base.packetId!, check.pointers, roots, { inlineVerdict: check.inlineVerdict });
+      // As every view reads it: the recorded location's workspace and the reports sent with the packet too.
+      const reading = (await readVersionVerdicts([check.base.packetId!])).get(check.base.packetId!)!;
       if (reading.summary.state === "fail") failed.push({ notification: verdictFailedNotification(check.base, reading.summary.reasons), at });
     } catch (error) {
       console.error(`baton: webhooks: the verdict of ${check.base.packetId} could not be read: ${error instanceof Error ? error.message : String(error)}`);

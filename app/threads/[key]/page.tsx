@@ -8,14 +8,14 @@ import { Panel } from "@/components/ui/panel";
 import { ThreadLive } from "@/components/thread/thread-live";
 import { VersionHistory } from "@/components/thread/version-history";
 import { VerdictSection } from "@/components/thread/verdict-section";
-import { readVerdictCached } from "@/lib/views/verdict/cache";
-import { workspaceRootsFor } from "@/lib/views/verdict/roots";
+import { readVersionVerdicts } from "@/lib/views/verdict/version";
 import { SeverityBadge } from "@/components/shared/severity-badge";
 import { BatonError } from "@/lib/core/errors";
 import { listThreadEvents } from "@/lib/events/queries";
 import { diffVersions } from "@/lib/views/threads/diff";
 import { threadHref } from "@/lib/views/threads/href";
-import { getPacket, getThreadDetail } from "@/lib/views/threads/queries";
+import { getPacket } from "@/lib/views/threads/queries";
+import { loadThreadDetail } from "@/lib/views/threads/flagged";
 import { currentPagePerson, requirePagePerson } from "@/lib/auth/page-person";
 import { visibleText } from "@/lib/contract/invisible";
 import { abilitiesOf } from "@/lib/auth/roles";
@@ -30,8 +30,11 @@ export const dynamic = "force-dynamic";
 type Params = Promise<{ key: string }>;
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 
-/** Read once per request: the title and the page both need it. */
-const threadDetail = cache(getThreadDetail);
+/**
+ * Read once per request: the title and the page both need it. Reports can change on disk:
+ * the page reads them again (refreshing the board's cached badge) before the flags are computed.
+ */
+const threadDetail = cache((key: string) => loadThreadDetail(key, { freshVerdict: true }));
 
 async function findThread(key: string) {
   try {
@@ -85,13 +88,8 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
     from ? getPacket(to) : null,
   ]);
   const diff = fromPacket && toPacket ? diffVersions(fromPacket.canonical, toPacket.canonical) : null;
-  // Reports can change on disk: the thread page re-reads them (and refreshes the board's cached badge).
-  const verdict = await readVerdictCached(
-    active.id,
-    active.canonical.verdict_pointer,
-    workspaceRootsFor({ workspaceRoot: active.workspace_root, project: active.canonical.project ?? null }),
-    { fresh: true, inlineVerdict: active.canonical.verdict },
-  );
+  // Read afresh by threadDetail a moment ago: the flags above were computed from this reading.
+  const verdict = (await readVersionVerdicts([active.id])).get(active.id)!;
   const base = threadHref(key);
 
   return (
@@ -135,6 +133,7 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
       <PacketSections
         packet={active.canonical}
         flags={thread.active_packet.flags}
+        flagsComputedAt={thread.active_packet.flags_computed_at}
         answerFor={(question) => {
           const answers = thread.human.answers.filter((answer) => answer.question_id === question.id);
           const latest = answers.at(-1);

@@ -7,6 +7,7 @@ import { redactSecrets } from "../../contract/secrets";
 import { ingestHandoffFile } from "../../ingest/watch/ingest-file";
 import { handoffFileKind } from "../../ingest/watch/handoff-files";
 import { writeBackHandoff } from "./write-back";
+import { placeOf, versionPlaceSelect } from "../../views/verdict/roots";
 
 /**
  * Writes the human section back into the active packet's handoff.json, only while the file
@@ -77,25 +78,27 @@ async function writeBackThread(threadKey: string): Promise<void> {
   const thread = await db.thread.findUnique({
     where: { key: threadKey },
     select: {
-      activeVersion: { select: { id: true, source: true, sourcePath: true, contentHash: true, humanRevisions: latestHumanRevision } },
+      activeVersion: { select: { id: true, ...versionPlaceSelect, contentHash: true, humanRevisions: latestHumanRevision } },
     },
   });
   const version = thread?.activeVersion;
+  // Its own file, or the one recorded when its file appeared after it arrived another way (decision 050).
+  const sourcePath = version ? placeOf(version).sourcePath : null;
   // A Markdown handoff is the agent's prose: Baton never rewrites it (the merged packet is served instead).
-  if (!version || version.source !== "file" || !version.sourcePath || handoffFileKind(version.sourcePath) !== "json") return;
+  if (!version || !sourcePath || handoffFileKind(sourcePath) !== "json") return;
   const human = sectionOf(version.humanRevisions);
   if (human.revision === 0) return;
   const outcome = await writeBackHandoff({
-    path: version.sourcePath,
+    path: sourcePath,
     holdsIngestedVersion: (text) => holdsVersion(text, version.contentHash),
     render: (text) => renderMerged(text, human),
   });
   const event = { threadKey, versionId: version.id, actor: "baton" } as const;
   if (outcome.kind === "written") {
-    await recordLedgerEvents([{ ...event, kind: "packet_written_back", data: { path: version.sourcePath, revision: human.revision } }]);
+    await recordLedgerEvents([{ ...event, kind: "packet_written_back", data: { path: sourcePath, revision: human.revision } }]);
     return;
   }
   const reason = SKIP_REASONS[outcome.kind];
-  await recordLedgerEvents([{ ...event, kind: "writeback_skipped", data: { path: version.sourcePath, revision: human.revision, reason } }]);
-  if (outcome.kind === "agent_changed") await ingestHandoffFile(version.sourcePath);
+  await recordLedgerEvents([{ ...event, kind: "writeback_skipped", data: { path: sourcePath, revision: human.revision, reason } }]);
+  if (outcome.kind === "agent_changed") await ingestHandoffFile(sourcePath);
 }

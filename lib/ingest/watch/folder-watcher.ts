@@ -2,6 +2,7 @@ import "server-only";
 import { watch, type FSWatcher } from "chokidar";
 import { config } from "../../server/config";
 import { ingestHandoffFile } from "./ingest-file";
+import type { IngestResult } from "../types";
 import { findChangedHandoffs } from "./rescan";
 import { handoffFileKind } from "./handoff-files";
 
@@ -19,7 +20,16 @@ export interface FolderWatcher {
  * and ingests each through the one ingest path. Events for one file are
  * handled in order, one at a time; a failure is logged, never thrown.
  */
-export function watchHandoffFolders(folders: string[], options: { rescanMs?: number } = {}): FolderWatcher {
+export interface WatchOptions {
+  rescanMs?: number;
+  /**
+   * A file's location was recorded on a version that arrived first another way: the
+   * caller writes back a person's decision already made on it (decision 050).
+   */
+  onLocated?: (result: IngestResult) => Promise<void>;
+}
+
+export function watchHandoffFolders(folders: string[], options: WatchOptions = {}): FolderWatcher {
   const queues = new Map<string, Promise<void>>();
   let firstScanDone = false;
   const failedBeforeFirstScan = new Set<string>();
@@ -40,6 +50,9 @@ export function watchHandoffFolders(folders: string[], options: { rescanMs?: num
     const previous = queues.get(file) ?? Promise.resolve();
     const next = previous
       .then(() => ingestHandoffFile(file))
+      .then(async (outcome) => {
+        if (outcome.kind === "ingested" && outcome.result.locationRecorded) await options.onLocated?.(outcome.result);
+      })
       .then(
         () => undefined,
         (error: unknown) => {

@@ -42,6 +42,8 @@ export const threadCardDto = threadIdentityDto.extend({
     risk_counts: riskCountsDto,
     question_count: z.number().int(),
     flags: z.array(flagDto),
+    /** When the flags were computed: at ingest for the stored lint flags, at read for what a card shows (lib/board/flags.ts). */
+    flags_computed_at: z.string(),
     human: humanSummarySchema,
   }),
 });
@@ -81,7 +83,9 @@ export const packetDto = z.object({
   workspace_root: z.string().nullable(),
   received_at: z.string(),
   created_at: z.string().nullable(),
+  /** For the thread's active packet, what its card shows (lib/board/flags.ts); for an older version, its stored lint flags. */
   flags: z.array(flagDto),
+  flags_computed_at: z.string(),
   canonical: canonicalPacketSchema,
   received: z.record(z.string(), z.unknown()),
 });
@@ -91,7 +95,9 @@ export type PacketDto = z.infer<typeof packetDto>;
 export const ingestResultDto = z.object({
   packet_id: z.string(),
   thread_key: z.string(),
+  /** What the card shows for an active packet (lib/board/flags.ts); the stored lint flags of a late one. */
   flags: z.array(flagDto),
+  flags_computed_at: z.string(),
   duplicate: z.boolean(),
   active: z.boolean(),
 });

@@ -16,6 +16,7 @@ import type { ThreadFilters, ThreadListQuery } from "./filters";
 import { emptyHumanSection, latestHumanRevision, sectionOf, summariseHuman, type HumanSection } from "../../human/section";
 import { latestHumanSections } from "../../human/latest-revision";
 import type { Flag } from "../../contract/lint";
+import { placeOf } from "../verdict/roots";
 
 const cardVersionSelect = {
   id: true,
@@ -56,9 +57,8 @@ function toCard(row: CardRow, section: HumanSection): ThreadCardDto {
   const version = row.activeVersion;
   if (!version) throw new Error(`thread ${row.key} has no active version`);
   const human = summariseHuman(section, version.questionCount);
-  const ingestFlags = JSON.parse(version.flags) as Flag[];
-  // Once every question has an answer, the packet no longer waits on one.
-  const flags = human.unanswered_questions === 0 ? ingestFlags.filter((flag) => flag.code !== "open_questions") : ingestFlags;
+  // The lint flags as stored at ingest; what a card shows is lib/board/flags.ts's (lib/views/threads/flagged.ts).
+  const flags = JSON.parse(version.flags) as Flag[];
   return threadCardDto.parse({
     key: row.key,
     agent: row.agent,
@@ -79,6 +79,7 @@ function toCard(row: CardRow, section: HumanSection): ThreadCardDto {
       risk_counts: JSON.parse(version.riskCounts),
       question_count: version.questionCount,
       flags,
+      flags_computed_at: version.receivedAt.toISOString(),
       human,
     },
   });
@@ -193,20 +194,22 @@ export async function getPacket(id: string): Promise<PacketDto> {
   const db = await database();
   const row = await db.packetVersion.findUnique({
     where: { id },
-    include: { thread: { select: { key: true, activeVersionId: true } } },
+    include: { thread: { select: { key: true, activeVersionId: true } }, location: { select: { sourcePath: true, workspaceRoot: true } } },
   });
   if (!row) throw notFound(`Packet "${id}"`);
+  const place = placeOf(row);
   return packetDto.parse({
     id: row.id,
     thread_key: row.thread.key,
     active: row.thread.activeVersionId === row.id,
     content_hash: row.contentHash,
     source: row.source,
-    source_path: row.sourcePath,
-    workspace_root: row.workspaceRoot,
+    source_path: place.sourcePath,
+    workspace_root: place.workspaceRoot,
     received_at: row.receivedAt.toISOString(),
     created_at: row.producerCreatedAt?.toISOString() ?? null,
     flags: JSON.parse(row.flags),
+    flags_computed_at: row.receivedAt.toISOString(),
     canonical: JSON.parse(row.canonicalJson),
     received: JSON.parse(row.receivedJson),
   });

@@ -37,7 +37,14 @@ export interface ReadVerdictCachedOptions extends ReadVerdictOptions {
 interface Entry {
   /** What the reading was made from: a different input for the same version is a miss. */
   input: string;
+  /** Where it was read from (roots and sent reports): these can be added to a version later. */
+  place: string;
   reading: Promise<VerdictReadingDto>;
+}
+
+/** The part of a reading's input that can change for a stored version: a root recorded later (decision 050). */
+export function verdictPlaceKey(roots: readonly string[], attached: ReadonlyMap<string, string> | undefined): string {
+  return JSON.stringify([roots, [...(attached?.keys() ?? [])]]);
 }
 
 // Map keeps insertion order: the first key is the least recently used. Kept on
@@ -51,7 +58,8 @@ export async function readVerdictCached(
   options: ReadVerdictCachedOptions = {},
 ): Promise<VerdictReadingDto> {
   const { fresh = false, ...readOptions } = options;
-  const input = JSON.stringify([pointers ?? [], roots, readOptions.inlineVerdict ?? null, readOptions.maxBytes ?? null]);
+  const place = verdictPlaceKey(roots, readOptions.attached);
+  const input = JSON.stringify([pointers ?? [], readOptions.inlineVerdict ?? null, readOptions.maxBytes ?? null, place]);
   const cached = entries.get(versionId);
   if (cached && !fresh && cached.input === input) {
     entries.delete(versionId);
@@ -59,7 +67,7 @@ export async function readVerdictCached(
     return cached.reading;
   }
   // The promise is stored at once, so concurrent renders of one version share one read.
-  const entry: Entry = { input, reading: readVerdict(pointers, roots, readOptions) };
+  const entry: Entry = { input, place, reading: readVerdict(pointers, roots, readOptions) };
   entries.delete(versionId);
   entries.set(versionId, entry);
   const limit = verdictCacheLimit();
@@ -87,9 +95,10 @@ export function verdictCacheSize(): number {
 }
 
 /**
- * The cached reading of a version, without its inputs: versions are immutable,
- * so the board can skip loading a version's pointers when the cache has it.
+ * The cached reading of a version read from the same place: its pointers and inline
+ * verdict never change, so the board can skip loading them when the cache has it.
  */
-export function peekVerdictCached(versionId: string): Promise<VerdictReadingDto> | undefined {
-  return entries.get(versionId)?.reading;
+export function peekVerdictCached(versionId: string, place: string): Promise<VerdictReadingDto> | undefined {
+  const entry = entries.get(versionId);
+  return entry && entry.place === place ? entry.reading : undefined;
 }

@@ -76,6 +76,8 @@ export const verdictPointerReadingDto = z.object({
   url: z.url({ protocol: /^https?$/ }).optional(),
   /** Only for status "ok". */
   report: verdictReportDto.optional(),
+  /** Only for status "ok": read from the workspace, or sent with the packet (docs/contract.md#reports-sent-with-a-packet). */
+  from: z.enum(["workspace", "attached"]).optional(),
 });
 
 export const verdictSummaryDto = z.object({

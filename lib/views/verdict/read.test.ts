@@ -430,3 +430,36 @@ describe("summariseVerdict", () => {
     });
   });
 });
+
+describe("reports sent with the packet (docs/decisions/051-verdict-reports-travel.md)", () => {
+  const FAILING = JSON.stringify({ passed: false, findings: ["red"] });
+
+  it("stand in when no root is known, and say they were sent", async () => {
+    const reading = await readVerdict([verification("outputs/verification/T-1.json")], [], {
+      attached: new Map([["outputs/verification/T-1.json", FAILING]]),
+    });
+    expect(reading.pointers.map((pointer) => [pointer.status, pointer.from])).toEqual([["ok", "attached"]]);
+    expect(reading.summary.state).toBe("fail");
+  });
+
+  it("give way to the workspace's file, and stand in when the workspace has none", async () => {
+    const attached = new Map([
+      ["outputs/verification/T-014.json", JSON.stringify({ passed: true })],
+      ["outputs/verification/absent.json", FAILING],
+    ]);
+    const reading = await readVerdict(
+      [verification("outputs/verification/T-014.json"), verification("outputs/verification/absent.json")],
+      [EXAMPLE_ROOT],
+      { attached },
+    );
+    expect(reading.pointers.map((pointer) => [pointer.status, pointer.from, pointer.report?.passed])).toEqual([
+      ["ok", "workspace", false],
+      ["ok", "attached", false],
+    ]);
+  });
+
+  it("without either, the verdict was not sent: no setup advice", async () => {
+    const reading = await readVerdict([verification("outputs/verification/T-1.json")], []);
+    expect(reading.summary).toEqual({ state: "missing", reasons: ["verification outputs/verification/T-1.json: verdict not sent"] });
+  });
+});

@@ -25,11 +25,13 @@ export interface ReadVerdictOptions {
   inlineVerdict?: InlineVerdict;
   /** Larger report files are "invalid" without being parsed. */
   maxBytes?: number;
+  /** Reports sent with the packet, by pointer path (stored redacted): read when the workspace has none. */
+  attached?: ReadonlyMap<string, string>;
 }
 
 export const VERDICT_FILE_MAX_BYTES = 1024 * 1024;
-export const NO_ROOT_REASON =
-  "no workspace root is known for this thread (a watched folder records one; otherwise set BATON_WORKSPACE_ROOTS=project=/abs/path)";
+export const VERDICT_NOT_SENT = "verdict not sent";
+export const NO_ROOT_REASON = `${VERDICT_NOT_SENT}: no report came with the packet and no workspace holds it (baton push attaches them; a watched folder or BATON_WORKSPACE_ROOTS gives a workspace)`;
 
 // Two letters or more, so a Windows drive ("C:") is left to the path checks as absolute.
 const URL_SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]+):/;
@@ -45,7 +47,15 @@ export async function readVerdict(
   options: ReadVerdictOptions = {},
 ): Promise<VerdictReadingDto> {
   const maxBytes = options.maxBytes ?? VERDICT_FILE_MAX_BYTES;
-  const readings = await Promise.all((pointers ?? []).map((pointer) => readPointer(pointer, roots, maxBytes)));
+  const readings = await Promise.all(
+    (pointers ?? []).map(async (pointer) => {
+      const reading = await readPointer(pointer, roots, maxBytes);
+      const attached = options.attached?.get(pointer.ref);
+      // The workspace's file is the newer word; a report sent with the packet stands in when there is none.
+      if (attached === undefined || (reading.status !== "missing" && reading.status !== "no_root")) return reading;
+      return { kind: pointer.kind, ref: pointer.ref, ...parseAttached(pointer, attached) };
+    }),
+  );
   return verdictReadingDto.parse({
     pointers: readings,
     summary: summariseVerdict(readings, options.inlineVerdict),
@@ -96,6 +106,12 @@ async function readReportFile(
   resolved: { path: string; root: string },
   maxBytes: number,
 ): Promise<FileReading> {
+  const opened = await readReportBytes(resolved, maxBytes);
+  return "bytes" in opened ? parseReportBytes(pointer, opened.bytes) : opened;
+}
+
+/** A report file's bytes, read with every check above; or why it was not read. */
+async function readReportBytes(resolved: { path: string; root: string }, maxBytes: number): Promise<{ bytes: Buffer } | FileReading> {
   let handle: FileHandle;
   try {
     // O_NOFOLLOW: the checked path has no symlinks; one appearing since is refused.
@@ -117,9 +133,28 @@ async function readReportFile(
     if (stat.size > maxBytes) return tooLarge;
     const bytes = await readAtMost(handle, maxBytes + 1);
     if (bytes.length > maxBytes) return tooLarge;
-    return parseReportBytes(pointer, bytes);
+    return { bytes };
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * A report to send with a packet (`baton push`): the JSON a relative pointer names inside
+ * the workspace root, read with the server's checks (decision 012), or why not.
+ */
+export async function readReportToSend(root: string, ref: string, maxBytes: number): Promise<{ ok: true; json: unknown } | { ok: false; reason: string }> {
+  if (URL_SCHEME.test(ref)) return { ok: false, reason: "a link is not read" };
+  const check = checkRef(ref);
+  if (!check.ok) return { ok: false, reason: check.reason };
+  const resolved = await resolveInsideRoot(root, ref);
+  if (!resolved.ok) return { ok: false, reason: resolved.reason };
+  const opened = await readReportBytes(resolved, maxBytes);
+  if (!("bytes" in opened)) return { ok: false, reason: opened.reason ?? opened.status };
+  try {
+    return { ok: true, json: JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(opened.bytes)) };
+  } catch {
+    return { ok: false, reason: "not UTF-8 JSON" };
   }
 }
 
@@ -152,7 +187,13 @@ function parseReportBytes(pointer: VerdictPointer, bytes: Buffer): FileReading {
   }
   // Report files are agent text too: secrets in them never reach a page (decision 020).
   const parsed = parseReport(pointer.kind, redactSecrets(json).value);
-  return parsed.ok ? { status: "ok", report: parsed.report } : { status: "invalid", reason: parsed.reason };
+  return parsed.ok ? { status: "ok", report: parsed.report, from: "workspace" } : { status: "invalid", reason: parsed.reason };
+}
+
+/** A report sent with the packet: stored redacted, parsed as a file's would be. */
+function parseAttached(pointer: VerdictPointer, json: string): FileReading {
+  const parsed = parseReport(pointer.kind, JSON.parse(json));
+  return parsed.ok ? { status: "ok", report: parsed.report, from: "attached" } : { status: "invalid", reason: `sent with the packet: ${parsed.reason}` };
 }
 
 /** V8 quotes a piece of the file in its message; a non-report file's content must not reach the page. */
@@ -175,7 +216,9 @@ export function summariseVerdict(readings: readonly VerdictPointerReadingDto[], 
       unread.push(
         reading.status === "link"
           ? `${reading.kind} ${reading.ref} is a link; open it to see the verdict`
-          : `${reading.kind} ${reading.ref}: ${reading.status}${reading.reason ? ` - ${reading.reason}` : ""}`,
+          : reading.status === "no_root"
+            ? `${reading.kind} ${reading.ref}: ${VERDICT_NOT_SENT}`
+            : `${reading.kind} ${reading.ref}: ${reading.status}${reading.reason ? ` - ${reading.reason}` : ""}`,
       );
     } else if (report.type === "verification") {
       const counts = report.findings.filter((group) => group.count > 0).map((group) => `${group.count} ${group.severity}`);

@@ -10,6 +10,34 @@ export interface ThreadRootSource {
   project: string | null;
 }
 
+/**
+ * Where a version's file lives: its own when it came from a watched folder, else the one
+ * recorded when its file appeared later (docs/decisions/050-one-location-per-packet.md).
+ */
+export const versionPlaceSelect = {
+  source: true,
+  sourcePath: true,
+  workspaceRoot: true,
+  location: { select: { sourcePath: true, workspaceRoot: true } },
+} as const;
+
+export interface VersionPlaceRow {
+  sourcePath: string | null;
+  workspaceRoot: string | null;
+  location: { sourcePath: string; workspaceRoot: string } | null;
+}
+
+export function placeOf(version: VersionPlaceRow): { sourcePath: string | null; workspaceRoot: string | null } {
+  if (version.sourcePath) return { sourcePath: version.sourcePath, workspaceRoot: version.workspaceRoot };
+  return { sourcePath: version.location?.sourcePath ?? null, workspaceRoot: version.location?.workspaceRoot ?? null };
+}
+
+/** A version's attached reports (PacketReport rows) as the verdict reader takes them. */
+export const attachedReportsSelect = { select: { ref: true, json: true } } as const;
+export function attachedReportsOf(rows: readonly { ref: string; json: string }[]): ReadonlyMap<string, string> {
+  return new Map(rows.map((row) => [row.ref, row.json]));
+}
+
 const EXPECTED = "a comma-separated list of project=/abs/path pairs, e.g. BATON_WORKSPACE_ROOTS=billing=/srv/billing";
 
 /**

@@ -5,6 +5,7 @@ import { announceArrival, type ArrivalTicket } from "@/lib/ingest/batch-writer";
 import type { AuthenticatedToken } from "@/lib/auth/tokens";
 import { BatonError } from "@/lib/core/errors";
 import { ingestAnswerDto } from "@/lib/views/threads/dto";
+import { withAnsweredFlags } from "@/lib/views/threads/flagged";
 
 const IDEMPOTENCY_KEY_MAX = 200;
 
@@ -26,7 +27,14 @@ async function storeRequest(request: Request, token: AuthenticatedToken, arrival
     idempotency: key ? { tokenId: token.id, key } : undefined,
     arrival,
   }, format);
-  return reply(body, { status });
+  // The flags a card shows, the same as every other view's (lib/board/flags.ts).
+  if ("results" in body) {
+    const flagged = await withAnsweredFlags(body.results.flatMap((item) => ("packet_id" in item ? [item] : [])));
+    const byIndex = new Map(flagged.map((item) => [item.index, item]));
+    return reply({ results: body.results.map((item) => ("packet_id" in item ? byIndex.get(item.index)! : item)) }, { status });
+  }
+  const [flagged] = await withAnsweredFlags([body]);
+  return reply(flagged!, { status });
 }
 
 /**
@@ -43,7 +51,7 @@ export const POST = defineRoute({
     "Baton-Source": "optional; `cli` marks the packet as pushed by `baton push`",
   },
   body: {
-    raw: "a handoff packet (docs/contract.md, docs/packet.schema.json), or `{\"packets\": [packet, ...]}`; or, with `Content-Type: text/markdown`, one Markdown handoff (docs/contract.md#markdown-handoffs)",
+    raw: "a handoff packet (docs/contract.md, docs/packet.schema.json); a packet with the verdict reports its pointers name, `{\"packet\": {...}, \"reports\": [{\"ref\": \"outputs/verification/T-1.json\", \"report\": {...}}]}` (docs/contract.md#reports-sent-with-a-packet); or a batch `{\"packets\": [...]}` of either; or, with `Content-Type: text/markdown`, one Markdown handoff (docs/contract.md#markdown-handoffs)",
   },
   response: {
     kind: "json",
@@ -51,7 +59,7 @@ export const POST = defineRoute({
     schema: ingestAnswerDto,
     description: "201 for a new packet, 200 with `duplicate: true` for known content, 207 for a batch (one result per item, each with its own status)",
   },
-  errors: ["invalid_json", "not_a_packet", "no_core_fields", "invalid_fields", "json_too_deep", "invalid_markdown", "invalid_encoding", "idempotency_key_reused", "unsupported_media_type", "payload_too_large", "request_timeout"],
+  errors: ["invalid_json", "invalid_request", "not_a_packet", "no_core_fields", "invalid_fields", "json_too_deep", "invalid_markdown", "invalid_encoding", "idempotency_key_reused", "unsupported_media_type", "payload_too_large", "request_timeout"],
   handler: async ({ request, token }) => {
     // Announced before the body is read, so that concurrent packets share a commit.
     const arrival = announceArrival();

@@ -1,7 +1,7 @@
 import { defineRoute } from "@/lib/http/route";
 import { threadListDto } from "@/lib/views/threads/dto";
 import { threadListQuerySchema } from "@/lib/views/threads/filters";
-import { listActiveThreads } from "@/lib/views/threads/queries";
+import { listThreads } from "@/lib/views/threads/flagged";
 
 export const GET = defineRoute({
   method: "GET",
@@ -10,5 +10,5 @@ export const GET = defineRoute({
   auth: { kind: "reader" },
   query: threadListQuerySchema,
   response: { kind: "json", status: 200, schema: threadListDto },
-  handler: ({ query }) => listActiveThreads(query),
+  handler: ({ query }) => listThreads(query),
 });

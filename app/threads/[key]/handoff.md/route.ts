@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
 import { renderHandoffMarkdown } from "@/lib/views/markdown/render-handoff";
-import { getHumanSection, getPacket, getThreadDetail } from "@/lib/views/threads/queries";
+import { loadPacket } from "@/lib/views/threads/flagged";
+import { getHumanSection, getThreadDetail } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",
@@ -13,7 +14,7 @@ export const GET = defineRoute({
   errors: ["not_found"],
   handler: async ({ params }) => {
     const thread = await getThreadDetail(params.key);
-    const [packet, human] = await Promise.all([getPacket(thread.active_packet.id), getHumanSection(thread.active_packet.id)]);
+    const [packet, human] = await Promise.all([loadPacket(thread.active_packet.id), getHumanSection(thread.active_packet.id)]);
     const markdown = renderHandoffMarkdown({ canonical: packet.canonical, flags: packet.flags, threadKey: thread.key, packetId: packet.id, human });
     return new Response(markdown, {
       headers: {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
 import { packetDto } from "@/lib/views/threads/dto";
-import { getPacket } from "@/lib/views/threads/queries";
+import { loadPacket } from "@/lib/views/threads/flagged";
 
 export const GET = defineRoute({
   method: "GET",
@@ -11,5 +11,5 @@ export const GET = defineRoute({
   params: z.object({ id: z.string() }),
   response: { kind: "json", status: 200, schema: packetDto },
   errors: ["not_found"],
-  handler: ({ params }) => getPacket(params.id),
+  handler: ({ params }) => loadPacket(params.id),
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
 import { threadDetailDto } from "@/lib/views/threads/dto";
-import { getThreadDetail } from "@/lib/views/threads/queries";
+import { loadThreadDetail } from "@/lib/views/threads/flagged";
 
 export const GET = defineRoute({
   method: "GET",
@@ -11,5 +11,5 @@ export const GET = defineRoute({
   params: z.object({ key: z.string() }),
   response: { kind: "json", status: 200, schema: threadDetailDto },
   errors: ["not_found"],
-  handler: ({ params }) => getThreadDetail(params.key),
+  handler: ({ params }) => loadThreadDetail(params.key),
 });

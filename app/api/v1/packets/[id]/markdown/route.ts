@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
 import { renderHandoffMarkdown } from "@/lib/views/markdown/render-handoff";
-import { getHumanSection, getPacket } from "@/lib/views/threads/queries";
+import { loadPacket } from "@/lib/views/threads/flagged";
+import { getHumanSection } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",
@@ -12,7 +13,8 @@ export const GET = defineRoute({
   response: { kind: "markdown", status: 200, contentType: "text/markdown", description: "handoff.md, shown inline" },
   errors: ["not_found"],
   handler: async ({ params }) => {
-    const packet = await getPacket(params.id);
+    // The flags the card shows (lib/board/flags.ts), as every view gives them.
+    const packet = await loadPacket(params.id);
     const human = await getHumanSection(packet.id);
     const markdown = renderHandoffMarkdown({
       canonical: packet.canonical,

@@ -1,0 +1,55 @@
+import "server-only";
+import { database } from "../../db/client";
+import { inChunks } from "../../db/sql";
+import type { CanonicalPacket } from "../../contract/canonical";
+import { peekVerdictCached, readVerdictCached, verdictPlaceKey } from "./cache";
+import type { VerdictReadingDto } from "./dto";
+import { attachedReportsOf, attachedReportsSelect, placeOf, versionPlaceSelect, workspaceRootsFor } from "./roots";
+
+/**
+ * The verdict of stored versions, the one way every view reads it: the workspace the
+ * version's file lives in (whichever way the packet arrived first), the project's
+ * configured root, and the reports sent with the packet. From the cache unless `fresh`
+ * (the thread page: reports change on disk) or the version's place changed; pointers are
+ * loaded only for misses.
+ */
+export async function readVersionVerdicts(
+  versionIds: readonly string[],
+  options: { fresh?: boolean } = {},
+): Promise<Map<string, VerdictReadingDto>> {
+  const readings = new Map<string, VerdictReadingDto>();
+  const ids = [...new Set(versionIds)];
+  if (!ids.length) return readings;
+  const db = await database();
+  // Where each version is read from is checked every time: its file may have been found
+  // since (by another instance too), which makes a cached reading stale.
+  const places = await inChunks(ids, (chunk) =>
+    db.packetVersion.findMany({ where: { id: { in: chunk } }, select: { id: true, project: true, ...versionPlaceSelect, reports: { select: { ref: true } } } }),
+  );
+  const misses: { id: string; roots: string[] }[] = [];
+  for (const version of places) {
+    const roots = workspaceRootsFor({ workspaceRoot: placeOf(version).workspaceRoot, project: version.project });
+    const refs = new Map(version.reports.map((report) => [report.ref, ""]));
+    const cached = options.fresh ? undefined : peekVerdictCached(version.id, verdictPlaceKey(roots, refs));
+    if (cached) readings.set(version.id, await cached);
+    else misses.push({ id: version.id, roots });
+  }
+  if (!misses.length) return readings;
+  const rootsOf = new Map(misses.map((miss) => [miss.id, miss.roots]));
+  const versions = await inChunks(
+    misses.map((miss) => miss.id),
+    (chunk) => db.packetVersion.findMany({ where: { id: { in: chunk } }, select: { id: true, canonicalJson: true, reports: attachedReportsSelect } }),
+  );
+  await Promise.all(
+    versions.map(async (version) => {
+      const canonical = JSON.parse(version.canonicalJson) as CanonicalPacket;
+      const reading = await readVerdictCached(version.id, canonical.verdict_pointer, rootsOf.get(version.id)!, {
+        fresh: options.fresh,
+        inlineVerdict: canonical.verdict,
+        attached: attachedReportsOf(version.reports),
+      });
+      readings.set(version.id, reading);
+    }),
+  );
+  return readings;
+}
