@@ -16,6 +16,9 @@ import { NO_ROOT_REASON } from "../views/verdict/read";
 import type { CanonicalPacket } from "../contract/canonical";
 import { riskAttentionByVersion, type RiskAttention } from "../views/risks/active-risks";
 import { loadWatchdogFlags } from "./watchdog/findings";
+import { loadThreadWork } from "../integrations/thread-work";
+import { workFlags } from "../integrations/work-flags";
+import type { ThreadWorkDto } from "../integrations/dto";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
 
@@ -27,6 +30,8 @@ const PLACED_FLAGS: ReadonlySet<FlagCode> = new Set([
   "open_questions",
   "duplicate_topic",
   "commit_regressed",
+  "ci_failing",
+  "changes_requested",
 ]);
 
 const STALE_FLAG = (hours: number): Flag => ({
@@ -61,7 +66,7 @@ function withFlags(card: ThreadCardDto, flags: Flag[] | undefined): ThreadCardDt
 
 const NO_RISK_ATTENTION: RiskAttention = { unacknowledgedSevere: 0, regressed: 0 };
 
-function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskAttention, now: number, staleHours: number): BoardCardDto {
+function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskAttention, work: ThreadWorkDto | null, now: number, staleHours: number): BoardCardDto {
   const packet = { ...card.active_packet, flags: verdictFlags(card.active_packet.flags, verdict) };
   const decision = decideColumn({
     now,
@@ -86,6 +91,7 @@ function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskA
     verdict: { state: verdict.state, reasons: verdict.reasons.slice(0, 2) },
     attention: { unacknowledged_severe: risks.unacknowledgedSevere, regressed: risks.regressed },
     verdict_unconfigured: verdict.state === "missing" && verdict.reasons.length > 0 && verdict.reasons.every((reason) => reason.endsWith(NO_ROOT_REASON)),
+    work,
   };
 }
 
@@ -145,14 +151,16 @@ export async function loadBoard(
     : await db.thread.findMany({ where, select: cardSelect });
   // Watchdog findings (lib/board/watchdog/findings.ts) join the flags a card carries before it is placed.
   const watchdogFlags = await loadWatchdogFlags(options.keys);
-  const cards = (await toCards(rows)).map((card) => withFlags(card, watchdogFlags.get(card.key)));
+  // The code host's reports (lib/integrations) join them too: CI failing or changes requested need a person.
+  const work = await loadThreadWork(rows.map((row) => row.key));
+  const cards = (await toCards(rows)).map((card) => withFlags(withFlags(card, watchdogFlags.get(card.key)), workFlags(work.get(card.key))));
   const [verdicts, riskAttention] = await Promise.all([
     readVerdicts(cards),
     riskAttentionByVersion(cards.map((card) => card.active_packet.id), new Date(now)),
   ]);
   const byColumn = new Map<Column, BoardCardDto[]>(COLUMNS.map((column) => [column, []]));
   for (const card of cards) {
-    const placed = placeCard(card, verdicts.get(card.active_packet.id)!, riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION, now, staleHours);
+    const placed = placeCard(card, verdicts.get(card.active_packet.id)!, riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION, work.get(card.key) ?? null, now, staleHours);
     const shown = new Set(placed.active_packet.flags.map((flag) => flag.code));
     if (filters.flag.some((flag) => PLACED_FLAGS.has(flag) && !shown.has(flag))) continue;
     byColumn.get(placed.column)!.push(placed);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { threadCardDto } from "../views/threads/dto";
 import { verdictSummaryDto } from "../views/verdict/dto";
 import { COLUMNS } from "./columns";
+import { threadWorkDto } from "../integrations/dto";
 
 /** The board's DTOs: safe to import from browser code (no server modules here). */
 
@@ -15,6 +16,8 @@ export const boardCardDto = threadCardDto.extend({
   attention: z.object({ unacknowledged_severe: z.number().int(), regressed: z.number().int() }),
   /** The verdict is missing only because no workspace root is configured: a setup problem, told once above the board. */
   verdict_unconfigured: z.boolean(),
+  /** The pull request, CI and review the code host reported for the thread's branch (lib/integrations). */
+  work: threadWorkDto.nullable(),
 });
 export type BoardCardDto = z.infer<typeof boardCardDto>;
 

@@ -89,3 +89,6 @@ CREATE INDEX "PacketUsage_project_day_idx" ON "PacketUsage"("project", "day");
 -- CreateIndex
 CREATE UNIQUE INDEX "Budget_project_period_currency_key" ON "Budget"("project", "period", "currency");
 
+-- CreateIndex
+CREATE INDEX "Thread_project_branch_idx" ON "Thread"("project", "branch");
+
