@@ -46,3 +46,12 @@ export async function loadThreadWork(threadKeys: readonly string[]): Promise<Map
   }
   return work;
 }
+
+/**
+ * What the next session reads of the code host in its merged handoff (`ci`, `review`): the failing
+ * check or the review's words, so it starts from the failure. Empty when nothing was reported.
+ */
+export async function handoffWork(threadKey: string): Promise<{ ci?: NonNullable<ThreadWorkDto["ci"]>; review?: NonNullable<ThreadWorkDto["review"]> }> {
+  const work = (await loadThreadWork([threadKey])).get(threadKey);
+  return { ...(work?.ci ? { ci: work.ci } : {}), ...(work?.review ? { review: work.review } : {}) };
+}

@@ -1,4 +1,5 @@
 import "server-only";
+import { handoffWork } from "../../integrations/thread-work";
 import { database, databaseDialect } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import type { Prisma } from "../../generated/prisma/client";
@@ -230,5 +231,7 @@ export async function getMergedHandoff(key: string): Promise<{ packetId: string;
     if (field !== "human") Object.defineProperty(merged, field, { value: received[field], enumerable: true });
   }
   merged.human = sectionOf(row.activeVersion.humanRevisions);
+  // The code host's CI and review (lib/integrations), beside the human section: Baton's, not the agent's.
+  Object.assign(merged, await handoffWork(key));
   return { packetId: row.activeVersion.id, body: merged };
 }
