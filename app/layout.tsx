@@ -27,6 +27,7 @@ const NAV: readonly { href: string; label: string; admin?: boolean }[] = [
   { href: "/admin/users", label: "Users", admin: true },
   { href: "/admin/tokens", label: "Tokens", admin: true },
   { href: "/admin/webhooks", label: "Webhooks", admin: true },
+  { href: "/admin/integrations", label: "Integrations", admin: true },
 ];
 
 export default async function RootLayout({ children }: { children: ReactNode }) {

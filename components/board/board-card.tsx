@@ -9,6 +9,8 @@ import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { Age } from "@/components/ui/time";
 import { DecisionControls } from "@/components/human/decision-controls";
 import { cardReasons, flagReason } from "./card-reasons";
+import { WorkChips } from "./work-chips";
+import { workFlags } from "@/lib/integrations/work-flags";
 
 interface BoardCardProps {
   card: BoardCardDto;
@@ -83,6 +85,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
           </ul>
         ) : null}
       </ThreadLink>
+      {card.work ? <div className="px-3 pb-2"><WorkChips work={card.work} threadKey={card.key} name={name} canAct={canAct} tabIndex={focused ? 0 : -1} /></div> : null}
       {canAct ? (
         <div className="px-3 pb-2">
           <DecisionControls
@@ -92,6 +95,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
             decision={packet.human.decision}
             name={name}
             tabIndex={focused ? 0 : -1}
+            quotes={workFlags(card.work ?? undefined).map((flag) => flag.reason)}
           />
         </div>
       ) : packet.human.decision ? (

@@ -60,6 +60,8 @@ describe("clean packets", () => {
       "stale",
       "duplicate_topic",
       "commit_regressed",
+      "ci_failing",
+      "changes_requested",
     ]);
   });
 });

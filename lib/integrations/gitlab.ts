@@ -1,4 +1,3 @@
-import "server-only";
 import { z } from "zod";
 import { parseInput } from "../core/parse-input";
 import type { CodeHostChange, CiState } from "./dto";
