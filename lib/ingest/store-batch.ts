@@ -6,6 +6,7 @@ import { newId } from "../db/ids";
 import type { Flag } from "../contract/lint";
 import { appendLedgerEvents, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
+import { packetUsageRows, recordBudgetCrossings, USAGE_COLUMNS } from "../views/usage/ingest-usage";
 import { inChunks, insertRows, updateOnConflict } from "../db/sql";
 import { planVersion } from "./supersede";
 import { readThreads, THREAD_COLUMNS, THREAD_UPDATED_COLUMNS, threadFor, threadRow } from "./thread-state";
@@ -95,6 +96,7 @@ export async function storeBatch(
   const riskRows: unknown[][] = [];
   const questionRows: unknown[][] = [];
   const failedRows: unknown[][] = [];
+  const usageRows: unknown[][] = [];
   const events: NewLedgerEvent[] = [];
   const keyRows: unknown[][] = [];
   const pushEvent = (at: Date, event: NewLedgerEvent) => events.push({ ...event, at });
@@ -119,6 +121,7 @@ export async function storeBatch(
       const becomesActive = planVersion(item, versionId, arrivalSeq, thread, pushEvent);
       collectRows(item, versionId, arrivalSeq, thread.id, versionRows, riskRows, questionRows);
       failedRows.push(...failedAttemptRows(packet.canonical.failed_attempts, { versionId, threadId: thread.id, receivedAt }));
+      usageRows.push(...packetUsageRows(packet.canonical, { versionId, threadKey: packet.threadKey, receivedAt }));
       known.set(packet.contentHash, { id: versionId, threadKey: packet.threadKey, flags: packet.flags });
       result = { packet_id: versionId, thread_key: packet.threadKey, flags: packet.flags, duplicate: false, active: becomesActive };
     }
@@ -133,6 +136,9 @@ export async function storeBatch(
   await insertRows(sql, "Risk", RISK_COLUMNS, riskRows);
   await insertRows(sql, "AgentQuestion", QUESTION_COLUMNS, questionRows);
   await insertRows(sql, "FailedAttempt", FAILED_ATTEMPT_COLUMNS, failedRows);
+  await insertRows(sql, "PacketUsage", USAGE_COLUMNS, usageRows);
+  // Budgets of the projects that spent in this batch (lib/views/usage): one event per budget per period.
+  events.push(...(await recordBudgetCrossings(tx, usageRows, new Date())));
   await insertRows(sql, "Thread", THREAD_COLUMNS, changed.map((t) => threadRow(t, true)), updateOnConflict("id", THREAD_UPDATED_COLUMNS));
   await appendLedgerEvents(tx, events, new Date());
   await insertRows(sql, "IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], keyRows);
