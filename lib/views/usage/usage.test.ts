@@ -78,6 +78,10 @@ describe("budgets", () => {
     await send(project, "ann", { cost: 1.5 }, tomorrow);
     const after = (await crossings()).map((event) => JSON.parse(event.data) as { budget_id: string; period_start: string });
     expect(after.slice(2).map((event) => [event.budget_id, event.period_start])).toEqual([[daily.id, "2026-12-02"]]);
-    expect((await crossedBudgets(tomorrow)).map((budget) => budget.id).sort()).toEqual([daily.id, monthly.id].sort());
+    // The notice: this day's crossing and this month's; yesterday's daily crossing is over.
+    expect((await crossedBudgets(tomorrow)).map((budget) => [budget.id, Math.round(budget.spent * 100) / 100])).toEqual([
+      [daily.id, 1.5],
+      [monthly.id, 2.7],
+    ]);
   });
 });

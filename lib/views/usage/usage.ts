@@ -67,9 +67,23 @@ export async function loadUsage(query: UsageQuery, now = new Date()): Promise<Us
   });
 }
 
-/** The budgets crossed in their current period: the notice above the board. */
+/** Crossings the board's notice lists at most. */
+export const NOTICE_MAX = 10;
+
+/** The budgets crossed in their current period: the notice above the board (two reads, whatever the budgets). */
 export async function crossedBudgets(now = new Date()): Promise<BudgetDto[]> {
-  return (await budgetsWithSpending(now)).filter((budget) => budget.crossed);
+  const db = await database();
+  const starts = { day: periodStart("day", now), month: periodStart("month", now) };
+  const crossings = await db.budgetCrossing.findMany({ where: { periodStart: { in: [starts.day, starts.month] } }, orderBy: { at: "desc" }, take: NOTICE_MAX * 2 });
+  const budgets = new Map((await db.budget.findMany({ where: { id: { in: crossings.map((crossing) => crossing.budgetId) } } })).map((budget) => [budget.id, budget]));
+  return crossings
+    .flatMap((crossing) => {
+      const budget = budgets.get(crossing.budgetId);
+      // A month's crossing starts on the 1st, as a day's does that day: only the budget's own period counts.
+      if (!budget || starts[budget.period as BudgetPeriod] !== crossing.periodStart) return [];
+      return [budgetDto.parse({ id: budget.id, project: budget.project, period: budget.period, amount: budget.amount, currency: budget.currency, spent: crossing.total, crossed: true })];
+    })
+    .slice(0, NOTICE_MAX);
 }
 
 export async function createBudget(actor: string, budget: NewBudget): Promise<BudgetDto> {
