@@ -1,4 +1,3 @@
-import "server-only";
 import type { CanonicalPacket } from "../../contract/canonical";
 import type { Tx } from "../../db/client";
 import type { NewLedgerEvent } from "../../events/ledger";
