@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import type { APIRequestContext, Page } from "@playwright/test";
@@ -71,6 +72,12 @@ test("signed deliveries move the card live; a wrong signature is refused, a repl
   await expectOutcome(await deliver(request, integration, "pull_request_review", moved("github/pull_request_review.changes_requested")), "applied");
   await expect(card(page, key).getByRole("list", { name: "Needs you because" })).toContainText("Changes requested");
   await expect(chips).toContainText("Changes requested by rosa");
+  // The chips' colours pass WCAG 2.2 AA in light and in dark.
+  for (const colorScheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme });
+    const { violations } = await new AxeBuilder({ page }).include('[data-testid="work-chips"]').withTags(["wcag2aa", "wcag21aa", "wcag22aa"]).analyze();
+    expect(violations.map((violation) => `${colorScheme}: ${violation.id}`)).toEqual([]);
+  }
 
   // baton pull: the next session reads the failing check and the review.
   const pulled = JSON.parse(
