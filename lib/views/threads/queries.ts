@@ -220,10 +220,14 @@ export async function getPacket(id: string): Promise<PacketDto> {
  */
 export async function getMergedHandoff(key: string): Promise<{ packetId: string; body: Record<string, unknown> }> {
   const db = await database();
-  const row = await db.thread.findUnique({
-    where: { key },
-    select: { activeVersion: { select: { id: true, receivedJson: true, humanRevisions: latestHumanRevision } } },
-  });
+  // The code host's CI and review (lib/integrations) are read alongside, not after: a waiting read's first look stays one round trip.
+  const [row, work] = await Promise.all([
+    db.thread.findUnique({
+      where: { key },
+      select: { activeVersion: { select: { id: true, receivedJson: true, humanRevisions: latestHumanRevision } } },
+    }),
+    handoffWork(key),
+  ]);
   if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
   const received = JSON.parse(row.activeVersion.receivedJson) as Record<string, unknown>;
   const merged: Record<string, unknown> = {};
@@ -231,7 +235,7 @@ export async function getMergedHandoff(key: string): Promise<{ packetId: string;
     if (field !== "human") Object.defineProperty(merged, field, { value: received[field], enumerable: true });
   }
   merged.human = sectionOf(row.activeVersion.humanRevisions);
-  // The code host's CI and review (lib/integrations), beside the human section: Baton's, not the agent's.
-  Object.assign(merged, await handoffWork(key));
+  // Beside the human section: Baton's, not the agent's.
+  Object.assign(merged, work);
   return { packetId: row.activeVersion.id, body: merged };
 }
