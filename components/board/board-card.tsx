@@ -10,6 +10,7 @@ import { Age } from "@/components/ui/time";
 import { DecisionControls } from "@/components/human/decision-controls";
 import { cardReasons, flagReason } from "./card-reasons";
 import { WorkChips } from "./work-chips";
+import { UsageChip } from "@/components/usage/usage-chip";
 import { workFlags } from "@/lib/integrations/work-flags";
 
 interface BoardCardProps {
@@ -74,6 +75,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
             <span>no open risks</span>
           )}
           <VerdictLabel state={card.verdict.state} reasons={card.verdict_unconfigured ? ["no workspace root is configured: see the notice above the board"] : card.verdict.reasons} />
+          <UsageChip usage={card.usage} />
         </div>
         {flags.length ? (
           <ul className="mt-2 space-y-0.5 text-xs break-words text-muted" aria-label="Flags">

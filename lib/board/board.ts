@@ -19,6 +19,8 @@ import { loadWatchdogFlags } from "./watchdog/findings";
 import { loadThreadWork } from "../integrations/thread-work";
 import { workFlags } from "../integrations/work-flags";
 import type { ThreadWorkDto } from "../integrations/dto";
+import { loadVersionUsage } from "../views/usage/version-usage";
+import type { CardUsageDto } from "../views/usage/dto";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
 
@@ -66,7 +68,14 @@ function withFlags(card: ThreadCardDto, flags: Flag[] | undefined): ThreadCardDt
 
 const NO_RISK_ATTENTION: RiskAttention = { unacknowledgedSevere: 0, regressed: 0 };
 
-function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskAttention, work: ThreadWorkDto | null, now: number, staleHours: number): BoardCardDto {
+function placeCard(
+  card: ThreadCardDto,
+  verdict: VerdictSummaryDto,
+  risks: RiskAttention,
+  extra: { work: ThreadWorkDto | null; usage: CardUsageDto | null },
+  now: number,
+  staleHours: number,
+): BoardCardDto {
   const packet = { ...card.active_packet, flags: verdictFlags(card.active_packet.flags, verdict) };
   const decision = decideColumn({
     now,
@@ -91,7 +100,7 @@ function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskA
     verdict: { state: verdict.state, reasons: verdict.reasons.slice(0, 2) },
     attention: { unacknowledged_severe: risks.unacknowledgedSevere, regressed: risks.regressed },
     verdict_unconfigured: verdict.state === "missing" && verdict.reasons.length > 0 && verdict.reasons.every((reason) => reason.endsWith(NO_ROOT_REASON)),
-    work,
+    ...extra,
   };
 }
 
@@ -154,13 +163,15 @@ export async function loadBoard(
   // The code host's reports (lib/integrations) join them too: CI failing or changes requested need a person.
   const work = await loadThreadWork(rows.map((row) => row.key));
   const cards = (await toCards(rows)).map((card) => withFlags(withFlags(card, watchdogFlags.get(card.key)), workFlags(work.get(card.key))));
-  const [verdicts, riskAttention] = await Promise.all([
+  const [verdicts, riskAttention, usage] = await Promise.all([
     readVerdicts(cards),
     riskAttentionByVersion(cards.map((card) => card.active_packet.id), new Date(now)),
+    loadVersionUsage(cards.map((card) => card.active_packet.id)),
   ]);
   const byColumn = new Map<Column, BoardCardDto[]>(COLUMNS.map((column) => [column, []]));
   for (const card of cards) {
-    const placed = placeCard(card, verdicts.get(card.active_packet.id)!, riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION, work.get(card.key) ?? null, now, staleHours);
+    const extra = { work: work.get(card.key) ?? null, usage: usage.get(card.active_packet.id) ?? null };
+    const placed = placeCard(card, verdicts.get(card.active_packet.id)!, riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION, extra, now, staleHours);
     const shown = new Set(placed.active_packet.flags.map((flag) => flag.code));
     if (filters.flag.some((flag) => PLACED_FLAGS.has(flag) && !shown.has(flag))) continue;
     byColumn.get(placed.column)!.push(placed);

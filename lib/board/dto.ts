@@ -3,6 +3,7 @@ import { threadCardDto } from "../views/threads/dto";
 import { verdictSummaryDto } from "../views/verdict/dto";
 import { COLUMNS } from "./columns";
 import { threadWorkDto } from "../integrations/dto";
+import { cardUsageDto } from "../views/usage/dto";
 
 /** The board's DTOs: safe to import from browser code (no server modules here). */
 
@@ -18,6 +19,8 @@ export const boardCardDto = threadCardDto.extend({
   verdict_unconfigured: z.boolean(),
   /** The pull request, CI and review the code host reported for the thread's branch (lib/integrations). */
   work: threadWorkDto.nullable(),
+  /** What the active packet reported it cost (its `usage`). */
+  usage: cardUsageDto.nullable(),
 });
 export type BoardCardDto = z.infer<typeof boardCardDto>;
 

@@ -9,6 +9,8 @@ import { ThreadLive } from "@/components/thread/thread-live";
 import { VersionHistory } from "@/components/thread/version-history";
 import { VerdictSection } from "@/components/thread/verdict-section";
 import { WorkChips } from "@/components/board/work-chips";
+import { UsageChip } from "@/components/usage/usage-chip";
+import { loadVersionUsage } from "@/lib/views/usage/version-usage";
 import { loadThreadWork } from "@/lib/integrations/thread-work";
 import { workFlags } from "@/lib/integrations/work-flags";
 import { readVerdictCached } from "@/lib/views/verdict/cache";
@@ -81,12 +83,13 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
   const to = pick(query.to) ?? thread.active_packet.id;
   const from = pick(query.from) ?? thread.versions.find((version) => version.id !== to)?.id ?? null;
 
-  const [active, events, fromPacket, toPacket, work] = await Promise.all([
+  const [active, events, fromPacket, toPacket, work, usage] = await Promise.all([
     getPacket(thread.active_packet.id),
     listThreadEvents(key),
     from ? getPacket(from) : null,
     from ? getPacket(to) : null,
     loadThreadWork([key]).then((found) => found.get(key) ?? null),
+    loadVersionUsage([thread.active_packet.id]).then((found) => found.get(thread.active_packet.id) ?? null),
   ]);
   const diff = fromPacket && toPacket ? diffVersions(fromPacket.canonical, toPacket.canonical) : null;
   // Reports can change on disk: the thread page re-reads them (and refreshes the board's cached badge).
@@ -114,6 +117,7 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
         <SeverityBadge severity={thread.active_packet.highest_severity} />
         <AgentTextList className="text-sm text-muted" items={[thread.agent, thread.project, thread.branch]} />
         <WorkChips work={work} threadKey={key} name={thread.agent ? `${thread.agent} (${key})` : key} canAct={canAct} />
+        <UsageChip usage={usage} />
         <span className="ml-auto flex gap-2 text-sm">
           <a href={`${base}/handoff.json`} download="handoff.json" className={buttonClass()}>
             Download handoff.json

@@ -66,3 +66,14 @@ export type NewBudget = z.infer<typeof newBudgetSchema>;
 
 /** The budgets crossed in their current period: the board's notice. */
 export const crossedBudgetsDto = z.array(budgetDto);
+
+/** One packet's usage, as a card shows it. */
+export const cardUsageDto = z.object({
+  input_tokens: z.number().nullable(),
+  output_tokens: z.number().nullable(),
+  cost: z.object({ amount: z.number(), currency: z.string() }).nullable(),
+  model: z.string().nullable(),
+  duration_ms: z.number().nullable(),
+});
+export type CardUsageDto = z.infer<typeof cardUsageDto>;
+

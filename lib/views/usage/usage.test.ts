@@ -3,6 +3,9 @@ import { database } from "../../db/client";
 import { ingestPacket } from "../../ingest/ingest";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { createBudget, crossedBudgets, loadUsage } from "./usage";
+import { loadBoard } from "../../board/board";
+import { parseInput } from "../../core/parse-input";
+import { threadFiltersSchema } from "../threads/filters";
 
 freshDatabaseForThisFile();
 
@@ -48,6 +51,20 @@ describe("usage totals", () => {
       .filter((cost) => cost?.currency === "USD");
     const allUsd = usage.by_project.filter((row) => row.currency === "USD").reduce((sum, row) => sum + row.cost, 0);
     expect(allUsd).toBeCloseTo(stored.reduce((sum, cost) => sum + cost!.amount, 0), 10);
+  });
+});
+
+describe("a card's usage", () => {
+  it("is what its active packet reported", async () => {
+    const thread = await send("card/a", "ann", { input_tokens: 1500, output_tokens: 20, cost: 0.3, model: "m-2", duration_seconds: 90 }, daysAgo(0));
+    const board = await loadBoard(parseInput(threadFiltersSchema, {}, "query"), { keys: [thread] });
+    expect(board.columns.flatMap((column) => column.cards)[0]?.usage).toEqual({
+      input_tokens: 1500,
+      output_tokens: 20,
+      cost: { amount: 0.3, currency: "USD" },
+      model: "m-2",
+      duration_ms: 90_000,
+    });
   });
 });
 
