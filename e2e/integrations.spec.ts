@@ -47,11 +47,12 @@ test("signed deliveries move the card live; a wrong signature is refused, a repl
   const branch = "feat/x";
   const moved = (fixture: string) => integrationFixture(fixture, { repository, branch, atMs: Date.now() - 5 * 60_000 });
   const integration = await addGithubIntegration(page, `GitHub ${key}`);
-  await storePacket(request, agentToken, packetFor(key, { project: repository, branch, agent: "pr-agent" }));
+  await storePacket(request, agentToken, packetFor(key, { project: repository, branch, agent: "pr-agent", usage: { input_tokens: 1500, output_tokens: 300, cost: 0.42 } }));
 
   await page.goto(`/?q=${encodeURIComponent(key)}`);
   await waitForLive(page);
   await expect(column(page, "Ready").locator(`[data-thread-key="${key}"]`)).toBeVisible();
+  await expect(card(page, key).getByTestId("usage-chip")).toHaveText("0.42 USD · 1.5k in / 300 out");
 
   // A wrong signature: 401, and nothing stored (the unmatched list below never shows it).
   const forged = await deliver(request, integration, "check_run", integrationFixture("github/check_run.failed", { repository, branch: "feat/forged", atMs: Date.now() }), { secret: "not-the-secret" });
