@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadBoard } from "../board/board";
 import { parseInput } from "../core/parse-input";
 import { database } from "../db/client";
+import { describeLedgerEvent } from "../events/describe";
 import { ingestPacket } from "../ingest/ingest";
 import { resetConfig } from "../server/config";
 import { threadFiltersSchema } from "../views/threads/filters";
@@ -100,6 +101,8 @@ describe("code host deliveries", () => {
     expect(passing.work?.ci).toMatchObject({ state: "passing", check: null });
     expect(passing.column).toBe("ready");
     expect(await eventsOf(setup.thread)).toEqual(["code_host_ci", "code_host_ci"]);
+    const first = await (await database()).ledgerEvent.findFirstOrThrow({ where: { threadKey: setup.thread, kind: "code_host_ci" }, orderBy: { seq: "asc" } });
+    expect(describeLedgerEvent({ kind: "code_host_ci", data: JSON.parse(first.data) as Record<string, unknown> })).toBe("CI failing: unit tests");
   });
 
   it("a replayed delivery id changes nothing; a body older than the window is refused as a replay", async () => {
