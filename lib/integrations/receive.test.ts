@@ -14,6 +14,7 @@ import { createFirstAdmin } from "../auth/users";
 import { decide } from "../human/actions";
 import { getMergedHandoff } from "../views/threads/queries";
 import { createIntegration, listIntegrations } from "./integrations";
+import { POST as postGithub } from "@/app/api/v1/integrations/github/route";
 import { receiveDelivery } from "./receive";
 
 freshDatabaseForThisFile();
@@ -197,4 +198,19 @@ describe("code host deliveries", () => {
     expect((after.body.human as { questions: { text: string }[] }).questions.map((item) => item.text)).toEqual([question]);
     expect(after.body.ci).toMatchObject({ check: "unit tests" });
   });
+
+  it("over HTTP: the route reads the raw body, answers 401 for a bad signature and 400 without the integration's id", async () => {
+    const setup = await setUp();
+    const body = JSON.stringify(integrationFixture("github/check_run.failed", { repository: setup.repository, branch: setup.branch, atMs: Date.now() - 10 * 60_000 }));
+    const post = (query: string, headers: Record<string, string>) => postGithub(new Request(`http://localhost/api/v1/integrations/github${query}`, { method: "POST", headers, body }));
+    const query = `?integration=${setup.github.integration.id}`;
+    const forged = await post(query, githubHeaders("wrong", "check_run", body));
+    expect(forged.status).toBe(401);
+    expect(((await forged.json()) as { error: { code: string } }).error.code).toBe("unauthenticated");
+    expect((await post("", githubHeaders(setup.github.secret, "check_run", body))).status).toBe(400);
+    const applied = await post(query, githubHeaders(setup.github.secret, "check_run", body));
+    expect(applied.status).toBe(200);
+    expect(await applied.json()).toEqual({ outcome: "applied", threads: [setup.thread] });
+  });
 });
+
