@@ -24,9 +24,11 @@ const NAV: readonly { href: string; label: string; admin?: boolean }[] = [
   { href: "/risks", label: "Risks" },
   { href: "/timeline", label: "Timeline" },
   { href: "/lessons", label: "Lessons" },
+  { href: "/usage", label: "Usage" },
   { href: "/admin/users", label: "Users", admin: true },
   { href: "/admin/tokens", label: "Tokens", admin: true },
   { href: "/admin/webhooks", label: "Webhooks", admin: true },
+  { href: "/admin/integrations", label: "Integrations", admin: true },
 ];
 
 export default async function RootLayout({ children }: { children: ReactNode }) {

@@ -6,6 +6,8 @@ import { listRecentEvents } from "@/lib/events/queries";
 import { threadFiltersSchema } from "@/lib/views/threads/filters";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { abilitiesOf, roleSchema } from "@/lib/auth/roles";
+import { BudgetNotice } from "@/components/usage/budget-notice";
+import { crossedBudgets } from "@/lib/views/usage/usage";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Board" };
@@ -25,7 +27,11 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
   const raw = Object.fromEntries(Object.entries(params).flatMap(([key, value]) => (typeof value === "string" ? [[key, value]] : [])));
   const parsed = threadFiltersSchema.safeParse(raw);
   const filters = parsed.success ? parsed.data : threadFiltersSchema.parse({});
-  const [board, ingestErrors] = await Promise.all([loadBoard(filters, { cardsPerColumn: FIRST_PAINT_CARDS_PER_COLUMN }), listRecentEvents(["ingest_error"], 5)]);
+  const [board, ingestErrors, overBudget] = await Promise.all([
+    loadBoard(filters, { cardsPerColumn: FIRST_PAINT_CARDS_PER_COLUMN }),
+    listRecentEvents(["ingest_error"], 5),
+    crossedBudgets(),
+  ]);
   return (
     <main id="main" className="flex min-h-0 flex-1 flex-col gap-3 p-4">
       <h1 className="sr-only">Board</h1>
@@ -40,6 +46,7 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
         </p>
       )}
       <IngestErrors events={ingestErrors} />
+      <BudgetNotice budgets={overBudget} />
       {/* No Suspense boundary: the page is dynamic, so the board streams with the first paint. */}
       <BoardClient initialBoard={board} initialSearch={new URLSearchParams(raw).toString()} canAct={abilitiesOf(person.role).act} />
     </main>

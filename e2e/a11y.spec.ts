@@ -49,6 +49,8 @@ const PAGES: { name: string; path: string; ready: (page: Page) => Promise<void>;
   { name: "users", path: "/admin/users", ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
   { name: "tokens", path: "/admin/tokens", ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
   { name: "webhooks", path: "/admin/webhooks", ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
+  { name: "integrations", path: "/admin/integrations", ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
+  { name: "usage", path: "/usage", ready: (page) => expect(page.getByRole("heading", { name: "Usage" })).toBeVisible() },
   { name: "sign-in", path: "/sign-in", signedOut: true, ready: (page) => expect(page.getByRole("button", { name: /sign in/i })).toBeVisible() },
 ];
 

@@ -9,6 +9,9 @@ import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { Age } from "@/components/ui/time";
 import { DecisionControls } from "@/components/human/decision-controls";
 import { cardReasons, flagReason } from "./card-reasons";
+import { WorkChips } from "./work-chips";
+import { UsageChip } from "@/components/usage/usage-chip";
+import { workFlags } from "@/lib/integrations/work-flags";
 
 interface BoardCardProps {
   card: BoardCardDto;
@@ -72,6 +75,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
             <span>no open risks</span>
           )}
           <VerdictLabel state={card.verdict.state} reasons={card.verdict.reasons} />
+          <UsageChip usage={card.usage} />
         </div>
         {flags.length ? (
           <ul className="mt-2 space-y-0.5 text-xs break-words text-muted" aria-label="Flags">
@@ -83,6 +87,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
           </ul>
         ) : null}
       </ThreadLink>
+      {card.work ? <div className="px-3 pb-2"><WorkChips work={card.work} threadKey={card.key} name={name} canAct={canAct} tabIndex={focused ? 0 : -1} /></div> : null}
       {canAct ? (
         <div className="px-3 pb-2">
           <DecisionControls
@@ -92,6 +97,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
             decision={packet.human.decision}
             name={name}
             tabIndex={focused ? 0 : -1}
+            quotes={workFlags(card.work ?? undefined).map((flag) => flag.reason)}
           />
         </div>
       ) : packet.human.decision ? (

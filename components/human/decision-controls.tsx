@@ -19,6 +19,8 @@ interface DecisionControlsProps {
   name: string;
   /** -1 keeps the buttons out of the Tab order (cards that do not have the board's focus). */
   tabIndex?: number;
+  /** Words the instruction may quote (the failing check, the review's comment), one button each. */
+  quotes?: readonly string[];
 }
 
 
@@ -27,7 +29,7 @@ interface DecisionControlsProps {
  * on a card and on the thread page. After a conflict the person sees the
  * current state and can send the same action again, based on it.
  */
-export function DecisionControls({ threadKey, packetId, revision, decision, name, tabIndex }: DecisionControlsProps) {
+export function DecisionControls({ threadKey, packetId, revision, decision, name, tabIndex, quotes = [] }: DecisionControlsProps) {
   const { status, send, reset } = useHumanAction(threadKey, "decision");
   const [intervening, setIntervening] = useState(false);
   const interveneButton = useRef<HTMLButtonElement>(null);
@@ -108,6 +110,16 @@ export function DecisionControls({ threadKey, packetId, revision, decision, name
           placeholder="What must the next session do first? Enter sends."
           className="w-full"
         />
+      ) : null}
+      {intervening && quotes.length ? (
+        <div className="flex flex-wrap items-center gap-1.5 text-xs">
+          <span className="text-muted">Quote:</span>
+          {quotes.map((quote, index) => (
+            <Button key={index} variant="choice" disabled={sending} onClick={() => setInstruction((text) => (text.trim() ? `${text.trimEnd()}\n${quote}` : quote))} aria-label={`Quote in the instruction: ${quote}`} className="max-w-full text-left text-xs">
+              <AgentText className="line-clamp-1" text={quote} />
+            </Button>
+          ))}
+        </div>
       ) : null}
       {status.state === "error" ? <Alert size="compact">{status.message}</Alert> : null}
       {status.state === "conflict" ? (

@@ -14,6 +14,11 @@ import { readVersionVerdicts } from "../views/verdict/version";
 import { cardFlags, type CardFlagsDto } from "./flags";
 import { riskAttentionByVersion, type RiskAttention } from "../views/risks/active-risks";
 import { loadWatchdogFlags } from "./watchdog/findings";
+import { loadThreadWork } from "../integrations/thread-work";
+import { workFlags } from "../integrations/work-flags";
+import type { ThreadWorkDto } from "../integrations/dto";
+import { loadVersionUsage } from "../views/usage/version-usage";
+import type { CardUsageDto } from "../views/usage/dto";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
 
@@ -25,6 +30,8 @@ const PLACED_FLAGS: ReadonlySet<FlagCode> = new Set([
   "open_questions",
   "duplicate_topic",
   "commit_regressed",
+  "ci_failing",
+  "changes_requested",
 ]);
 
 function watchdogOf(card: ThreadCardDto, watchdog: Map<string, Flag[]>): Flag[] {
@@ -35,7 +42,7 @@ const NO_RISK_ATTENTION: RiskAttention = { unacknowledgedSevere: 0, regressed: 0
 
 function placeCard(
   card: ThreadCardDto,
-  inputs: { verdict: VerdictSummaryDto; watchdog: Flag[]; risks: RiskAttention },
+  inputs: { verdict: VerdictSummaryDto; watchdog: Flag[]; risks: RiskAttention; work: ThreadWorkDto | null; usage: CardUsageDto | null },
   now: number,
   staleHours: number,
 ): BoardCardDto {
@@ -53,6 +60,7 @@ function placeCard(
     stored: card.active_packet.flags,
     unansweredQuestions: card.active_packet.human.unanswered_questions,
     watchdog: inputs.watchdog,
+    work: workFlags(inputs.work ?? undefined),
     verdict,
     stale: isStale(timing),
     staleHours,
@@ -72,18 +80,25 @@ function placeCard(
     // The card shows the state and a few reasons; the thread page shows them all.
     verdict: { state: verdict.state, reasons: verdict.reasons.slice(0, 2) },
     attention: { unacknowledged_severe: risks.unacknowledgedSevere, regressed: risks.regressed },
+    work: inputs.work,
+    usage: inputs.usage,
   };
 }
 
 /**
  * Every card placed: its flags (lib/board/flags.ts) and column, from the watchdog's
- * findings, the verdict of its active version and the triage of its risks.
+ * findings, the code host's reports, the verdict of its active version and the triage of
+ * its risks; with what the code host and the packet's usage say.
  */
 async function placeCards(rows: Parameters<typeof toCards>[0], now: number, staleHours: number, keys?: string[]): Promise<BoardCardDto[]> {
-  // Watchdog findings (lib/board/watchdog/findings.ts) join the flags a card carries before it is placed.
-  const [cards, watchdog] = await Promise.all([toCards(rows), loadWatchdogFlags(keys)]);
+  // Watchdog findings (lib/board/watchdog/findings.ts) and the code host's reports (lib/integrations) join the flags a card carries.
+  const [cards, watchdog, work] = await Promise.all([toCards(rows), loadWatchdogFlags(keys), loadThreadWork(rows.map((row) => row.key))]);
   const versionIds = cards.map((card) => card.active_packet.id);
-  const [verdicts, riskAttention] = await Promise.all([readVersionVerdicts(versionIds), riskAttentionByVersion(versionIds, new Date(now))]);
+  const [verdicts, riskAttention, usage] = await Promise.all([
+    readVersionVerdicts(versionIds),
+    riskAttentionByVersion(versionIds, new Date(now)),
+    loadVersionUsage(versionIds),
+  ]);
   return cards.map((card) =>
     placeCard(
       card,
@@ -91,6 +106,8 @@ async function placeCards(rows: Parameters<typeof toCards>[0], now: number, stal
         verdict: verdicts.get(card.active_packet.id)!.summary,
         watchdog: watchdogOf(card, watchdog),
         risks: riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION,
+        work: work.get(card.key) ?? null,
+        usage: usage.get(card.active_packet.id) ?? null,
       },
       now,
       staleHours,

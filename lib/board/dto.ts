@@ -3,6 +3,8 @@ import { severityRank, type Severity } from "../contract/severity";
 import { threadCardDto } from "../views/threads/dto";
 import { verdictSummaryDto } from "../views/verdict/dto";
 import { COLUMNS } from "./columns";
+import { threadWorkDto } from "../integrations/dto";
+import { cardUsageDto } from "../views/usage/dto";
 
 /** The board's DTOs: safe to import from browser code (no server modules here). */
 
@@ -14,6 +16,10 @@ export const boardCardDto = threadCardDto.extend({
   verdict: verdictSummaryDto,
   /** The risk counts the column rule weighed, for the card's reason chips (columns.ts). */
   attention: z.object({ unacknowledged_severe: z.number().int(), regressed: z.number().int() }),
+  /** The pull request, CI and review the code host reported for the thread's branch (lib/integrations). */
+  work: threadWorkDto.nullable(),
+  /** What the active packet reported it cost (its `usage`). */
+  usage: cardUsageDto.nullable(),
 });
 export type BoardCardDto = z.infer<typeof boardCardDto>;
 

@@ -8,6 +8,7 @@ const base: CardFlagInput = {
   ],
   unansweredQuestions: 1,
   watchdog: [],
+  work: [],
   verdict: { state: "pass", reasons: ["verification passed"] },
   stale: false,
   staleHours: 24,

@@ -6,7 +6,7 @@ import { flagDto } from "../views/threads/dto";
 /**
  * The one place a card's flags are decided (docs/decisions/052-one-source-of-flags.md):
  * the lint flags stored at ingest, the verdict read from the reports, the watchdog's
- * findings and staleness. The board, the thread page, the packet and thread APIs, the
+ * findings, the code host's (CI, review) and staleness. The board, the thread page, the packet and thread APIs, the
  * ingest answer and `baton push` all show what this returns, with when it was computed.
  */
 
@@ -24,6 +24,8 @@ export interface CardFlagInput {
   unansweredQuestions: number;
   /** The watchdog's findings for the thread (lib/board/watchdog/findings.ts). */
   watchdog: readonly Flag[];
+  /** The code host's news that needs a person: CI failing, changes requested (lib/integrations/work-flags.ts). */
+  work: readonly Flag[];
   /** The verdict read from the reports and the inline verdict (lib/views/verdict/version.ts). */
   verdict: VerdictSummaryDto;
   /** Nothing new for longer than the threshold (lib/board/columns.ts isStale). */
@@ -49,7 +51,7 @@ function verdictFlag(codes: ReadonlySet<string>, verdict: VerdictSummaryDto): Fl
 export function cardFlags(input: CardFlagInput): Flag[] {
   // Once every question has an answer, the packet no longer waits on one.
   const stored = input.unansweredQuestions === 0 ? input.stored.filter((flag) => flag.code !== "open_questions") : [...input.stored];
-  const flags = [...stored, ...input.watchdog];
+  const flags = [...stored, ...input.watchdog, ...input.work];
   const verdict = verdictFlag(new Set(flags.map((flag) => flag.code)), input.verdict);
   if (verdict) flags.push(verdict);
   if (input.stale) flags.push({ code: "stale", reason: `Nothing new for more than ${input.staleHours} h: the agent may have stopped.` });

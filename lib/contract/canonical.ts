@@ -80,6 +80,23 @@ export const canonicalPacketSchema = z.object({
       review_verdict: z.string().optional(),
     })
     .optional(),
+  pull_request: z
+    .object({
+      url: z.string().optional(),
+      number: z.number().int().optional(),
+      state: z.enum(["open", "draft", "merged", "closed"]).optional(),
+      head_branch: z.string().optional(),
+    })
+    .optional(),
+  usage: z
+    .object({
+      input_tokens: z.number().optional(),
+      output_tokens: z.number().optional(),
+      cost: z.object({ amount: z.number(), currency: z.string() }).optional(),
+      model: z.string().optional(),
+      duration_ms: z.number().optional(),
+    })
+    .optional(),
   /** Top-level fields the contract does not name, kept verbatim. */
   extra: z.record(z.string(), z.unknown()),
 });

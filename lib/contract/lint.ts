@@ -18,6 +18,9 @@ export const FLAG_CODES = [
   // Watchdog findings across threads and versions (lib/board/watchdog/findings.ts), added by the board.
   "duplicate_topic",
   "commit_regressed",
+  // The code host's reports on the thread's branch (lib/integrations), added by the board.
+  "ci_failing",
+  "changes_requested",
 ] as const;
 export type FlagCode = (typeof FLAG_CODES)[number];
 export interface Flag {
@@ -33,6 +36,8 @@ export const NEEDS_PERSON_FLAGS: ReadonlySet<FlagCode> = new Set([
   "verdict_failed",
   "duplicate_topic",
   "commit_regressed",
+  "ci_failing",
+  "changes_requested",
 ]);
 
 export const FLAG_TITLES: Record<FlagCode, string> = {
@@ -48,6 +53,8 @@ export const FLAG_TITLES: Record<FlagCode, string> = {
   stale: "Stale",
   duplicate_topic: "Same topic twice",
   commit_regressed: "Commit went back",
+  ci_failing: "CI failing",
+  changes_requested: "Changes requested",
 };
 
 export const CLOCK_SKEW_MS = 24 * 60 * 60 * 1000;

@@ -5,6 +5,7 @@ import { normaliseSeverity } from "./severity";
 import { riskFingerprint } from "./fingerprint";
 import { commandText } from "./commands";
 import { MAX_TIMESTAMP_MS, parseProducerTimestamp } from "./timestamps";
+import { normalisePullRequest, normaliseUsage } from "./work-fields";
 
 /** What normalisation noticed that the canonical form alone no longer shows. */
 export interface NormaliseNotes {
@@ -26,7 +27,7 @@ const KNOWN_FIELDS = new Set([
   "schema_version", "thread", "session_id", "task_id", "agent", "project", "repo", "branch", "topic",
   "last_known_good_commit", "status", "created_at", "timestamp", "summary", "changed_files", "commands_run",
   "failed_attempts", "open_risks", "next_action", "verdict_pointer", "feedback_tail", "clean_state",
-  "assumptions_to_validate", "questions_for_human", "preconditions", "verdict", "human",
+  "assumptions_to_validate", "questions_for_human", "preconditions", "verdict", "human", "pull_request", "usage",
   // A Markdown handoff's text: kept in the received packet, not copied into the canonical form.
   RECEIVED_MARKDOWN_KEY,
 ]);
@@ -244,6 +245,8 @@ export function normalisePacket(
     questions_for_human: input.questions_for_human ? normaliseQuestions(input.questions_for_human) : undefined,
     preconditions: input.preconditions ?? undefined,
     verdict: present(input.verdict) ? normaliseVerdict(input.verdict) : undefined,
+    pull_request: present(input.pull_request) ? normalisePullRequest(input.pull_request) : undefined,
+    usage: present(input.usage) ? normaliseUsage(input.usage) : undefined,
     extra,
   });
   return { canonical, notes };

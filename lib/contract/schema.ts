@@ -75,6 +75,10 @@ export const SHAPES = {
     "an array of strings or of objects {id?, question, context?, options?: string[], blocking?: boolean}",
   preconditions: "an array of strings",
   verdict: "an object {passed?: boolean, review_total?: number, review_verdict?: string}",
+  pull_request:
+    "a URL string, a number, or an object {url|html_url|web_url?, number|iid?, state?: open|opened|draft|merged|closed, draft?: boolean, merged?: boolean, head_branch|head|source_branch?}",
+  usage:
+    "an object {input_tokens|prompt_tokens?, output_tokens|completion_tokens?, cost?: number or {amount, currency}, cost_usd|total_cost_usd?, currency?, model?, duration_ms?, duration_seconds?}",
 } as const;
 
 const changedFile = z.union([
@@ -142,6 +146,44 @@ const timestamp = z.union([
   z.string().regex(/^\s*(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?|\d+(\.\d+)?)\s*$/i),
   finiteNumber.nonnegative(),
 ]);
+
+/** Pull request states as the code hosts and agents write them; normalise.ts maps them to four. */
+export const PULL_REQUEST_STATE_WORDS = ["open", "opened", "draft", "merged", "closed"] as const;
+const nonNegative = finiteNumber.refine((value) => value >= 0);
+
+const pullRequest = z.union([
+  text,
+  z.number().int().positive(),
+  z
+    .looseObject({
+      url: text.nullish(),
+      html_url: text.nullish(),
+      web_url: text.nullish(),
+      number: z.union([z.number().int().positive(), z.string().regex(/^\s*\d+\s*$/)]).nullish(),
+      iid: z.number().int().positive().nullish(),
+      state: z.string().refine((value) => (PULL_REQUEST_STATE_WORDS as readonly string[]).includes(value.trim().toLowerCase())).nullish(),
+      draft: z.boolean().nullish(),
+      merged: z.boolean().nullish(),
+      head_branch: text.nullish(),
+      head: text.nullish(),
+      source_branch: text.nullish(),
+    })
+    .refine((value) => [value.url, value.html_url, value.web_url, value.number, value.iid].some((v) => v != null)),
+]);
+
+const usage = z.looseObject({
+  input_tokens: nonNegative.nullish(),
+  prompt_tokens: nonNegative.nullish(),
+  output_tokens: nonNegative.nullish(),
+  completion_tokens: nonNegative.nullish(),
+  cost: z.union([nonNegative, z.looseObject({ amount: nonNegative, currency: text.nullish() })]).nullish(),
+  cost_usd: nonNegative.nullish(),
+  total_cost_usd: nonNegative.nullish(),
+  currency: z.string().regex(/^\s*[A-Za-z]{3}\s*$/).nullish(),
+  model: text.nullish(),
+  duration_ms: nonNegative.nullish(),
+  duration_seconds: nonNegative.nullish(),
+});
 
 const cleanStateItem = z.union([text, z.looseObject({ check: text.nullish(), detail: text.nullish() })]);
 
@@ -215,6 +257,8 @@ export const packetInputSchema = z
       ),
       SHAPES.verdict,
     ),
+    pull_request: accepts(z.union([pullRequest], fail(SHAPES.pull_request)), SHAPES.pull_request),
+    usage: accepts(z.union([usage], fail(SHAPES.usage)), SHAPES.usage),
   })
   .meta({
     title: "Baton handoff packet",

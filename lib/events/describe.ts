@@ -40,6 +40,12 @@ const DESCRIBE: Partial<Record<LedgerEventDto["kind"], Describe>> = {
   session_ended: session("agent session ended"),
   thread_stale: (data) => `thread went stale${data.stale_hours ? `: nothing new for more than ${text(data.stale_hours)} h` : ""}`,
   watchdog_duplicate_topic: (data) => `watchdog: ${text(data.reason) || "another active packet on this branch has the same topic"}`,
+  code_host_pull_request: (data) => `pull request #${text(data.number)} is ${text(data.state)}${quoted(data.title)}`,
+  code_host_ci: (data) => `CI ${text(data.state)}: ${text(data.failing) || text(data.name)}`,
+  code_host_review: (data) => `${text(data.reviewer)} ${text(data.state).replace("_", " ")} the pull request${quoted(data.comment)}`,
+  budget_crossed: (data) => `${text(data.project)} crossed its ${text(data.period)} budget of ${text(data.amount)} ${text(data.currency)}`,
+  integration_created: (data) => `code host integration "${text(data.name)}" (${text(data.host)}) added`,
+  integration_deleted: (data) => `code host integration "${text(data.name)}" (${text(data.host)}) removed`,
   watchdog_commit_regressed: (data) => `watchdog: ${text(data.reason) || "the last known good commit is older than a superseded packet's"}`,
 };
 

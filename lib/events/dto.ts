@@ -39,6 +39,12 @@ export const LEDGER_KINDS = [
   "webhook_created",
   "webhook_changed",
   "webhook_deleted",
+  "integration_created",
+  "integration_deleted",
+  "code_host_pull_request",
+  "code_host_ci",
+  "code_host_review",
+  "budget_crossed",
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 

@@ -1,4 +1,5 @@
 import "server-only";
+import { packetInputSchema, SHAPES } from "../contract/schema";
 import { commandText } from "../contract/commands";
 import { REVIEW_PASS_TOTAL } from "../contract/lint";
 import { NEXT_ACTION_SENTINEL } from "../contract/normalise";
@@ -63,6 +64,8 @@ export function buildPacket(inputs: PacketInputs): Record<string, unknown> {
     clean_state: inputs.problems,
     feedback_tail: feedback?.tail,
     feedback_log: feedback?.log,
+    usage: contractShaped("usage", state?.usage, inputs.notes),
+    pull_request: contractShaped("pull_request", state?.pull_request, inputs.notes),
     workbench_notes: inputs.notes,
   };
   // JSON.stringify drops undefined values; removing them here keeps hashing and writing in agreement.
@@ -202,4 +205,12 @@ function preconditions(bench: Workbench): string[] {
   const wanted: string[] = [WORKBENCH_PATHS.state, WORKBENCH_PATHS.featureList];
   if (bench.taskId) wanted.push(WORKBENCH_PATHS.verification(bench.taskId), WORKBENCH_PATHS.review(bench.taskId));
   return [...wanted.filter((file) => bench.read.includes(file)), WORKBENCH_PATHS.cleanState, ...(bench.read.includes(WORKBENCH_PATHS.feedback) ? [WORKBENCH_PATHS.feedback] : [])];
+}
+
+/** A state field passed on as written when the contract accepts it; otherwise left out, with a note saying why. */
+function contractShaped(field: "usage" | "pull_request", value: unknown, notes: string[]): unknown {
+  if (value === undefined || value === null) return undefined;
+  if (packetInputSchema.shape[field].safeParse(value).success) return value;
+  notes.push(`${field}: agent_state.json's ${field} is not in the contract's shape (${SHAPES[field]}); left out`);
+  return undefined;
 }

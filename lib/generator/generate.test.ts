@@ -166,6 +166,22 @@ describe("what goes into the packet", () => {
     expect((await generate(bench.root, { agent: "runner-2" })).packet.agent).toBe("runner-2");
   });
 
+  it("passes the state's usage and pull request on when the contract accepts them, and notes them when not", async () => {
+    const bench = track(await makeTestWorkbench());
+    const usage = { input_tokens: 1200, output_tokens: 300, cost_usd: 0.42, model: "m-1", duration_ms: 65_000 };
+    const pullRequest = { url: "https://github.com/acme/app/pull/12", state: "open", head_branch: "feat/x" };
+    await bench.write("agent_state.json", agentState("T-1", { usage, pull_request: pullRequest }));
+    await bench.write("feedback_record.jsonl", jsonl([passingTests()]));
+    const { packet } = await generate(bench.root);
+    expect(packet).toMatchObject({ usage, pull_request: pullRequest });
+    expect(() => validatePacket(packet)).not.toThrow();
+
+    await bench.write("agent_state.json", agentState("T-1", { usage: { input_tokens: -5 } }));
+    const refused = (await generate(bench.root)).packet;
+    expect(refused.usage).toBeUndefined();
+    expect(refused.workbench_notes).toEqual(expect.arrayContaining([expect.stringContaining("usage: agent_state.json's usage is not in the contract's shape")]));
+  });
+
   it("uses --session-id and --created-at when given, and refuses a session id that is not one folder name", async () => {
     const bench = track(await makeTestWorkbench());
     await bench.write("agent_state.json", agentState("T-1"));

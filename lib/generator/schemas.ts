@@ -56,6 +56,9 @@ export const agentStateSchema = z.looseObject({
   agent: z.union([text, z.looseObject({ name: text, kind: text.nullish(), model: text.nullish() })]).nullish(),
   summary: text.nullish(),
   branch: text.nullish(),
+  // What the session cost and the branch's pull request, in the contract's shapes (checked when the packet is built).
+  usage: z.unknown().optional(),
+  pull_request: z.unknown().optional(),
 });
 export type AgentState = z.infer<typeof agentStateSchema>;
 

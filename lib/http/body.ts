@@ -59,6 +59,20 @@ export async function readBodyText(
   limit: number,
   deadlines: BodyDeadlines = configuredDeadlines(),
 ): Promise<{ text: string; bytes: number }> {
+  const { buffer, bytes } = await readBodyBytes(request, limit, deadlines);
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(buffer), bytes };
+  } catch {
+    throw new BatonError("invalid_encoding", "The body is not valid UTF-8; send it encoded as UTF-8.");
+  }
+}
+
+/** The body's bytes as sent, with the same limits: what a signature is computed over. */
+export async function readBodyBytes(
+  request: Request,
+  limit: number,
+  deadlines: BodyDeadlines = configuredDeadlines(),
+): Promise<{ buffer: Buffer; bytes: number }> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   const chunks: Uint8Array[] = [];
@@ -89,12 +103,7 @@ export async function readBodyText(
       chunks.push(value);
     }
   }
-  const buffer = Buffer.concat(chunks, bytes);
-  try {
-    return { text: new TextDecoder("utf-8", { fatal: true }).decode(buffer), bytes };
-  } catch {
-    throw new BatonError("invalid_encoding", "The body is not valid UTF-8; send it encoded as UTF-8.");
-  }
+  return { buffer: Buffer.concat(chunks, bytes), bytes };
 }
 
 /** Bodies of people's actions are small; anything bigger is not one. */

@@ -6,6 +6,7 @@ import { newId } from "../db/ids";
 import type { Flag } from "../contract/lint";
 import { appendLedgerEvents, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
+import { packetUsageRows, recordBudgetCrossings, USAGE_COLUMNS } from "../views/usage/ingest-usage";
 import { inChunks, insertRows, updateOnConflict } from "../db/sql";
 import { threadOutsideProject } from "../contract/project-binding";
 import { planVersion } from "./supersede";
@@ -164,6 +165,7 @@ export async function storeBatch(
   const riskRows: unknown[][] = [];
   const questionRows: unknown[][] = [];
   const failedRows: unknown[][] = [];
+  const usageRows: unknown[][] = [];
   const events: NewLedgerEvent[] = [];
   const keyRows: unknown[][] = [];
   const locationRows: unknown[][] = [];
@@ -198,6 +200,7 @@ export async function storeBatch(
       collectRows(item, versionId, arrivalSeq, thread.id, versionRows, riskRows, questionRows);
       failedRows.push(...failedAttemptRows(packet.canonical.failed_attempts, { versionId, threadId: thread.id, receivedAt }));
       for (const report of item.reports) reportRows.push([versionId, report.ref, report.json, report.bytes]);
+      usageRows.push(...packetUsageRows(packet.canonical, { versionId, threadKey: packet.threadKey, receivedAt }));
       known.set(packet.contentHash, {
         id: versionId,
         threadKey: packet.threadKey,
@@ -220,6 +223,9 @@ export async function storeBatch(
   await insertRows(sql, "FailedAttempt", FAILED_ATTEMPT_COLUMNS, failedRows);
   await insertRows(sql, "PacketLocation", ["versionId", "sourcePath", "workspaceRoot", "recordedAt"], locationRows);
   await insertRows(sql, "PacketReport", ["versionId", "ref", "json", "bytes"], reportRows);
+  await insertRows(sql, "PacketUsage", USAGE_COLUMNS, usageRows);
+  // Budgets of the projects that spent in this batch (lib/views/usage): one event per budget per period.
+  events.push(...(await recordBudgetCrossings(tx, usageRows, new Date())));
   await insertRows(sql, "Thread", THREAD_COLUMNS, changed.map((t) => threadRow(t, true)), updateOnConflict("id", THREAD_UPDATED_COLUMNS));
   await appendLedgerEvents(tx, events, new Date());
   await insertRows(sql, "IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], keyRows);

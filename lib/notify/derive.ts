@@ -19,6 +19,27 @@ import {
 import type { Notification, ThreadFacts } from "./payload";
 import { findRegressions } from "./regressions";
 
+async function deriveBudgetCrossed(tx: Tx, row: LedgerRow, out: Derivation): Promise<void> {
+  if (!row.threadKey) return;
+  const thread = await tx.thread.findUnique({ where: { key: row.threadKey }, select: { topic: true, agent: true, project: true, branch: true, activeVersionId: true } });
+  // The data of lib/views/usage/ingest-usage.ts: {project, period, period_start, amount, currency, spent}.
+  const data = eventData(row.data);
+  const money = (value: unknown) => `${typeof value === "number" ? value.toFixed(2) : "?"} ${typeof data.currency === "string" ? data.currency : ""}`.trim();
+  out.notifications.push({
+    at: row.at,
+    notification: {
+      event: "budget.crossed",
+      threadKey: row.threadKey,
+      packetId: row.versionId ?? thread?.activeVersionId ?? null,
+      ledgerSeq: row.seq,
+      thread: { topic: thread?.topic ?? null, agent: thread?.agent ?? null, project: thread?.project ?? null, branch: thread?.branch ?? null },
+      summary: `${String(data.project)} spent ${money(data.spent)} this ${String(data.period)}, over its budget of ${money(data.amount)}`,
+      detail: data,
+      lines: [],
+    },
+  });
+}
+
 /**
  * What a ledger event means for people who are not watching: which
  * notifications it causes (docs/decisions/018-webhooks.md). Reads only, inside
@@ -89,6 +110,7 @@ export async function deriveNotifications(tx: Tx, rows: readonly LedgerRow[], op
   for (const row of rows) {
     if (row.kind === "packet_received" && packetsMatter) await derivePacket(tx, row, options, derivation, regressedInStep);
     else if (row.kind === "thread_stale" && options.wanted.has("thread.stale")) await deriveStale(tx, row, derivation);
+    else if (row.kind === "budget_crossed" && options.wanted.has("budget.crossed")) await deriveBudgetCrossed(tx, row, derivation);
     else if (isHumanAction(row.kind) && options.wanted.has(HUMAN_ACTION_EVENTS[row.kind])) await deriveHumanAction(tx, row, row.kind, derivation);
   }
   return derivation;

@@ -13,6 +13,7 @@ export const NOTIFICATION_EVENTS = [
   "decision.approved",
   "decision.intervened",
   "question.answered",
+  "budget.crossed",
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 export const notificationEventSchema = z.enum(NOTIFICATION_EVENTS, {
@@ -36,6 +37,8 @@ export const NOTIFICATION_EVENT_INFO: Record<NotificationEvent, NotificationEven
   "decision.approved": { label: "A person approves a next action", title: "Approved", rateLimited: false },
   "decision.intervened": { label: "A person intervenes", title: "Intervened", rateLimited: false },
   "question.answered": { label: "A person answers an agent's questions", title: "Answered", rateLimited: false },
+  // Once per budget per period already (lib/views/usage/ingest-usage.ts).
+  "budget.crossed": { label: "A project's spending crosses its budget", title: "Budget crossed", rateLimited: false },
 };
 
 /** The ledger events of people's actions, and the notification each one is. */

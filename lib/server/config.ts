@@ -115,6 +115,13 @@ const envSchema = z.object({
   BATON_BODY_TIMEOUT_MS: milliseconds("BATON_BODY_TIMEOUT_MS", 15_000),
   /** How long a request body may send nothing before reading it stops with 408. */
   BATON_BODY_IDLE_TIMEOUT_MS: milliseconds("BATON_BODY_IDLE_TIMEOUT_MS", 5_000),
+  /** Code host deliveries whose own time is older than this are refused as replays (lib/integrations/receive.ts). */
+  BATON_INTEGRATION_REPLAY_MINUTES: z.coerce.number().positive().default(60),
+  /** A merged pull request archives its threads at once, rather than offering a one-click archive. */
+  BATON_ARCHIVE_ON_MERGE: z
+    .enum(["0", "1", "true", "false"], { error: "BATON_ARCHIVE_ON_MERGE must be 1 or 0" })
+    .default("0")
+    .transform((value) => value === "1" || value === "true"),
 });
 
 export type BatonConfig = z.infer<typeof envSchema>;

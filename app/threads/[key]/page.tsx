@@ -9,6 +9,11 @@ import { ThreadLive } from "@/components/thread/thread-live";
 import { VersionHistory } from "@/components/thread/version-history";
 import { VerdictSection } from "@/components/thread/verdict-section";
 import { readVersionVerdicts } from "@/lib/views/verdict/version";
+import { WorkChips } from "@/components/board/work-chips";
+import { UsageChip } from "@/components/usage/usage-chip";
+import { loadVersionUsage } from "@/lib/views/usage/version-usage";
+import { loadThreadWork } from "@/lib/integrations/thread-work";
+import { workFlags } from "@/lib/integrations/work-flags";
 import { SeverityBadge } from "@/components/shared/severity-badge";
 import { BatonError } from "@/lib/core/errors";
 import { listThreadEvents } from "@/lib/events/queries";
@@ -81,11 +86,13 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
   const to = pick(query.to) ?? thread.active_packet.id;
   const from = pick(query.from) ?? thread.versions.find((version) => version.id !== to)?.id ?? null;
 
-  const [active, events, fromPacket, toPacket] = await Promise.all([
+  const [active, events, fromPacket, toPacket, work, usage] = await Promise.all([
     getPacket(thread.active_packet.id),
     listThreadEvents(key),
     from ? getPacket(from) : null,
     from ? getPacket(to) : null,
+    loadThreadWork([key]).then((found) => found.get(key) ?? null),
+    loadVersionUsage([thread.active_packet.id]).then((found) => found.get(thread.active_packet.id) ?? null),
   ]);
   const diff = fromPacket && toPacket ? diffVersions(fromPacket.canonical, toPacket.canonical) : null;
   // Read afresh by threadDetail a moment ago: the flags above were computed from this reading.
@@ -107,6 +114,8 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
         </h1>
         <SeverityBadge severity={thread.active_packet.highest_severity} />
         <AgentTextList className="text-sm text-muted" items={[thread.agent, thread.project, thread.branch]} />
+        <WorkChips work={work} threadKey={key} name={thread.agent ? `${thread.agent} (${key})` : key} canAct={canAct} />
+        <UsageChip usage={usage} />
         <span className="ml-auto flex gap-2 text-sm">
           <a href={`${base}/handoff.json`} download="handoff.json" className={buttonClass()}>
             Download handoff.json
@@ -126,6 +135,7 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
               revision={thread.human.revision}
               decision={thread.human.decision}
               name={thread.agent ? `${thread.agent} (${key})` : key}
+              quotes={workFlags(work ?? undefined).map((flag) => flag.reason)}
             />
           ) : null}
         </div>

@@ -1,4 +1,5 @@
 import "server-only";
+import { handoffWork } from "../../integrations/thread-work";
 import { database, databaseDialect } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import type { Prisma } from "../../generated/prisma/client";
@@ -229,10 +230,14 @@ export async function getHumanSection(versionId: string): Promise<HumanSection> 
  */
 export async function getMergedHandoff(key: string): Promise<{ packetId: string; body: Record<string, unknown> }> {
   const db = await database();
-  const row = await db.thread.findUnique({
-    where: { key },
-    select: { activeVersion: { select: { id: true, receivedJson: true, humanRevisions: latestHumanRevision } } },
-  });
+  // The code host's CI and review (lib/integrations) are read alongside, not after: a waiting read's first look stays one round trip.
+  const [row, work] = await Promise.all([
+    db.thread.findUnique({
+      where: { key },
+      select: { activeVersion: { select: { id: true, receivedJson: true, humanRevisions: latestHumanRevision } } },
+    }),
+    handoffWork(key),
+  ]);
   if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
   const received = JSON.parse(row.activeVersion.receivedJson) as Record<string, unknown>;
   const merged: Record<string, unknown> = {};
@@ -240,5 +245,7 @@ export async function getMergedHandoff(key: string): Promise<{ packetId: string;
     if (field !== "human") Object.defineProperty(merged, field, { value: received[field], enumerable: true });
   }
   merged.human = sectionOf(row.activeVersion.humanRevisions);
+  // Beside the human section: Baton's, not the agent's.
+  Object.assign(merged, work);
   return { packetId: row.activeVersion.id, body: merged };
 }

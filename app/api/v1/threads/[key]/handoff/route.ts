@@ -2,6 +2,7 @@ import { z } from "zod";
 import { readerIdentity } from "@/lib/auth/reader-checks";
 import { defineRoute, reply } from "@/lib/http/route";
 import { humanSectionSchema } from "@/lib/human/section";
+import { threadWorkDto } from "@/lib/integrations/dto";
 import { humanRevisionOf, MAX_WAIT_SECONDS, waitForHandoffChange, type MergedHandoff } from "@/lib/human/wait";
 import { getMergedHandoff } from "@/lib/views/threads/queries";
 
@@ -35,8 +36,12 @@ const handoffHeaders = (handoff: MergedHandoff) => ({
   "baton-human-revision": String(humanRevisionOf(handoff)),
 });
 
-/** The agent's fields exactly as received, plus Baton's human section. */
-const mergedHandoffSchema = z.looseObject({ human: humanSectionSchema });
+/** The agent's fields exactly as received, plus Baton's human section and the code host's CI and review. */
+const mergedHandoffSchema = z.looseObject({
+  human: humanSectionSchema,
+  ci: threadWorkDto.shape.ci.unwrap().optional(),
+  review: threadWorkDto.shape.review.unwrap().optional(),
+});
 
 /** The merged body as the schema types it; getMergedHandoff always sets `human`, and the route's schema checks it. */
 const mergedBody = (handoff: MergedHandoff) => handoff.body as z.input<typeof mergedHandoffSchema>;
@@ -54,7 +59,7 @@ export const GET = defineRoute({
     status: 200,
     conditional: true,
     schema: mergedHandoffSchema,
-    description: "the agent's fields as written plus `human`; headers `ETag`, `baton-packet-id`, `baton-human-revision`. 304 (no body) when If-None-Match matches, or when `wait` ran out with nothing new",
+    description: "the agent's fields as written plus `human`, and `ci` and `review` when the code host reported them; headers `ETag`, `baton-packet-id`, `baton-human-revision`. 304 (no body) when If-None-Match matches, or when `wait` ran out with nothing new",
   },
   errors: ["not_found", "rate_limited", "unavailable"],
   handler: async ({ request, params, query, reader }) => {

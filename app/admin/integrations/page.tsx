@@ -1,0 +1,19 @@
+import type { Metadata } from "next";
+import { IntegrationsAdmin } from "@/components/admin/integrations-admin";
+import { requirePagePerson } from "@/lib/auth/page-person";
+import { listIntegrations } from "@/lib/integrations/integrations";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Integrations" };
+
+/** Admin: code host integrations (GitHub, GitLab webhooks) and the deliveries no active thread matched. */
+export default async function IntegrationsPage() {
+  await requirePagePerson("/admin/integrations", "admin");
+  const list = await listIntegrations();
+  return (
+    <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
+      <h1 className="text-lg font-semibold">Integrations</h1>
+      <IntegrationsAdmin list={list} />
+    </main>
+  );
+}

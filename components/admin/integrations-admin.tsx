@@ -1,0 +1,111 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useId, useState, type FormEvent } from "react";
+import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
+import { sendJson } from "@/lib/browser/send-json";
+import { CODE_HOSTS, createdIntegrationDto, type CodeHost, type IntegrationListDto } from "@/lib/integrations/dto";
+import { AgentText } from "@/components/ui/agent-text";
+import { FormAlert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
+import { Field, fieldAria, Input, Select } from "@/components/ui/field";
+import { Panel } from "@/components/ui/panel";
+import { Moment } from "@/components/ui/time";
+import { ShownOnce } from "./shown-once";
+
+const HOST_LABELS: Record<CodeHost, string> = { github: "GitHub", gitlab: "GitLab" };
+const LABELS = { name: "Name", host: "Code host" };
+
+/** Creates a code host integration (its secret shown once), lists them and the deliveries no thread matched. */
+export function IntegrationsAdmin({ list }: { list: IntegrationListDto }) {
+  const id = useId();
+  const alertId = `${id}-alert`;
+  const router = useRouter();
+  const [name, setName] = useState("");
+  const [host, setHost] = useState<CodeHost>("github");
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [sending, setSending] = useState(false);
+  const [created, setCreated] = useState<{ name: string; secret: string; endpoint: string } | null>(null);
+
+  async function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (!name.trim()) return setProblem(localProblem(["name"], "Name: give the integration a name, such as the organisation it serves."));
+    setProblem(null);
+    setSending(true);
+    const result = await sendJson("POST", "/api/v1/integrations", { name, host }, createdIntegrationDto);
+    setSending(false);
+    if (!result.ok) return setProblem(problemOf(result, LABELS));
+    setCreated({ name: result.data.integration.name, secret: result.data.secret, endpoint: result.data.integration.endpoint });
+    setName("");
+    router.refresh();
+  }
+
+  return (
+    <>
+      <Panel headingId={`${id}-heading`} title="Add a code host">
+        {created ? (
+          <ShownOnce
+            label={`Webhook secret for ${created.name}`}
+            note={
+              <>
+                Shown once: paste it as the webhook&apos;s secret in the code host, with the payload URL <code className="break-all">{created.endpoint}</code>{" "}
+                (docs/integrations.md, Code hosts).
+              </>
+            }
+            secret={created.secret}
+            what="secret"
+            onDone={() => setCreated(null)}
+          />
+        ) : null}
+        <form onSubmit={submit} aria-labelledby={`${id}-heading`} className="flex flex-col gap-3" noValidate>
+          <FormAlert problem={problem} id={alertId} />
+          <Field label="Name">
+            <Input name="name" value={name} onChange={(input) => setName(input.target.value)} autoComplete="off" maxLength={100} className="max-w-sm" {...fieldAria(problem, "name", alertId)} />
+          </Field>
+          <Field label="Code host">
+            <Select name="host" value={host} onChange={(input) => setHost(input.target.value as CodeHost)} className="max-w-xs" {...fieldAria(problem, "host", alertId)}>
+              {CODE_HOSTS.map((choice) => (
+                <option key={choice} value={choice}>
+                  {HOST_LABELS[choice]}
+                </option>
+              ))}
+            </Select>
+          </Field>
+          <div>
+            <Button type="submit" variant="primary" disabled={sending}>
+              Add integration
+            </Button>
+          </div>
+        </form>
+      </Panel>
+      <Panel headingId={`${id}-list`} title="Integrations">
+        {list.integrations.length === 0 ? (
+          <p className="text-sm text-muted">No integrations yet. Add one to see pull requests, CI and reviews on the cards.</p>
+        ) : (
+          <ul className="flex flex-col gap-2 text-sm">
+            {list.integrations.map((integration) => (
+              <li key={integration.id} data-testid="integration">
+                <span className="font-semibold">{integration.name}</span> · {HOST_LABELS[integration.host]} · secret {integration.secret_hint} ·{" "}
+                <code className="break-all text-xs">{integration.endpoint}</code>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Panel>
+      <Panel headingId={`${id}-unmatched`} title="Deliveries no thread matched">
+        {list.unmatched.length === 0 ? (
+          <p className="text-sm text-muted">None: every delivery found an active thread with its project and branch.</p>
+        ) : (
+          <ul className="flex flex-col gap-1 text-sm" data-testid="unmatched-deliveries">
+            {list.unmatched.map((delivery) => (
+              <li key={`${delivery.integration_id}/${delivery.delivery_id}`}>
+                {delivery.event.replace("_", " ")} on <AgentText className="font-mono" text={delivery.repository ?? "?"} /> branch{" "}
+                <AgentText className="font-mono" text={delivery.branch ?? "?"} /> · <Moment iso={delivery.received_at} />
+              </li>
+            ))}
+          </ul>
+        )}
+      </Panel>
+    </>
+  );
+}

@@ -1,0 +1,66 @@
+import type { CanonicalPacket } from "../../contract/canonical";
+import type { Tx } from "../../db/client";
+import type { NewLedgerEvent } from "../../events/ledger";
+import type { BudgetPeriod } from "./dto";
+
+/** The PacketUsage columns, in the order of the rows below (lib/db/sql.ts insertRows). */
+export const USAGE_COLUMNS = ["versionId", "threadKey", "agent", "project", "day", "inputTokens", "outputTokens", "costAmount", "costCurrency", "model", "durationMs"] as const;
+
+export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+/** Where a budget's period starts: the day, or the month's first day, as YYYY-MM-DD (UTC). */
+export const periodStart = (period: BudgetPeriod, at: Date) => (period === "day" ? utcDay(at) : `${at.toISOString().slice(0, 7)}-01`);
+
+/** One PacketUsage row for a stored version that reported usage, written in the version's transaction. */
+export function packetUsageRows(canonical: CanonicalPacket, version: { versionId: string; threadKey: string; receivedAt: Date }): unknown[][] {
+  const usage = canonical.usage;
+  if (!usage) return [];
+  return [
+    [
+      version.versionId,
+      version.threadKey,
+      canonical.agent?.name ?? null,
+      canonical.project ?? null,
+      utcDay(version.receivedAt),
+      usage.input_tokens ?? null,
+      usage.output_tokens ?? null,
+      usage.cost?.amount ?? null,
+      usage.cost?.currency ?? null,
+      usage.model ?? null,
+      usage.duration_ms ?? null,
+    ],
+  ];
+}
+
+/**
+ * After a batch's usage rows are written, in its transaction: each budget of the projects that
+ * spent is summed over its current period, and a crossed one records its crossing once per
+ * period (BudgetCrossing's key) with a `budget_crossed` ledger event.
+ */
+export async function recordBudgetCrossings(tx: Tx, usageRows: readonly unknown[][], at: Date): Promise<NewLedgerEvent[]> {
+  // Project -> its last packet with a cost in the batch: the crossing's thread, and the day that decides the period.
+  const spending = new Map<string, { threadKey: string; day: string }>();
+  for (const row of usageRows) if (row[3] !== null && row[7] !== null) spending.set(row[3] as string, { threadKey: row[1] as string, day: row[4] as string });
+  if (!spending.size) return [];
+  const budgets = await tx.budget.findMany({ where: { project: { in: [...spending.keys()] } } });
+  const events: NewLedgerEvent[] = [];
+  for (const budget of budgets) {
+    const last = spending.get(budget.project)!;
+    const start = periodStart(budget.period as BudgetPeriod, new Date(`${last.day}T00:00:00Z`));
+    const { _sum } = await tx.packetUsage.aggregate({
+      where: { project: budget.project, costCurrency: budget.currency, day: { gte: start } },
+      _sum: { costAmount: true },
+    });
+    const spent = _sum.costAmount ?? 0;
+    if (spent < budget.amount) continue;
+    // Writers take turns (lib/db/client.ts inTransaction), so a read then a write cannot race.
+    if (await tx.budgetCrossing.findUnique({ where: { budgetId_periodStart: { budgetId: budget.id, periodStart: start } } })) continue;
+    await tx.budgetCrossing.create({ data: { budgetId: budget.id, periodStart: start, total: spent, at } });
+    events.push({
+      kind: "budget_crossed",
+      threadKey: last.threadKey,
+      actor: "baton",
+      data: { budget_id: budget.id, project: budget.project, period: budget.period, period_start: start, amount: budget.amount, currency: budget.currency, spent },
+    });
+  }
+  return events;
+}

@@ -1,0 +1,22 @@
+import "server-only";
+import { database } from "../../db/client";
+import { inChunks } from "../../db/sql";
+import type { CardUsageDto } from "./dto";
+
+/** The usage of these versions (those that reported one), for their cards. */
+export async function loadVersionUsage(versionIds: readonly string[]): Promise<Map<string, CardUsageDto>> {
+  const db = await database();
+  const rows = await inChunks(versionIds, (ids) => db.packetUsage.findMany({ where: { versionId: { in: ids } } }));
+  return new Map(
+    rows.map((row) => [
+      row.versionId,
+      {
+        input_tokens: row.inputTokens,
+        output_tokens: row.outputTokens,
+        cost: row.costAmount !== null && row.costCurrency !== null ? { amount: row.costAmount, currency: row.costCurrency } : null,
+        model: row.model,
+        duration_ms: row.durationMs,
+      },
+    ]),
+  );
+}
