@@ -8,6 +8,7 @@ import { useDocumentKeys } from "@/lib/browser/use-document-keys";
 import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useLiveQuery } from "@/lib/browser/use-live-query";
 import { boardDto, type BoardDto } from "@/lib/board/dto";
+import { compareNeedsYou } from "@/lib/board/needs-groups";
 import { Alert } from "@/components/ui/alert";
 import { BoardColumn } from "./board-column";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
@@ -70,7 +71,13 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     [router, pathname],
   );
 
-  const columns = board?.columns ?? [];
+  // Needs you in its groups' order whatever order its cards arrived in: the keyboard's rows are this order.
+  const columns = useMemo(
+    () => (board?.columns ?? []).map((column) => (column.id === "needs_you" ? { ...column, cards: [...column.cards].sort(compareNeedsYou) } : column)),
+    [board],
+  );
+  const [savedScroll] = useState(() => readScroll(search));
+  const saveScroll = useCallback((columnId: string, offset: number) => writeScroll(search, columnId, offset), [search]);
   // Keyboard shortcuts work wherever the focus is on the page (a fresh load leaves it on <body>).
   useDocumentKeys((event) => {
     const target = event.target as HTMLElement;
@@ -136,10 +143,34 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
               focusRequest={position?.column === index ? focusRequest : 0}
               onFocusRow={(row) => setPosition({ column: index, row })}
               canAct={canAct}
+              savedScroll={savedScroll[column.id]}
+              onScrolled={(offset) => saveScroll(column.id, offset)}
             />
           ))}
         </div>
       )}
     </div>
   );
+}
+
+/** Each column's scroll offset per filtered view, for the tab's session: Back from a thread lands where the person was. */
+const SCROLL_KEY = (search: string) => `baton:board-scroll:${search}`;
+
+function readScroll(search: string): Record<string, number> {
+  if (typeof window === "undefined") return {};
+  try {
+    const saved: unknown = JSON.parse(window.sessionStorage.getItem(SCROLL_KEY(search)) ?? "{}");
+    return saved && typeof saved === "object" ? (Object.fromEntries(Object.entries(saved).filter(([, offset]) => typeof offset === "number")) as Record<string, number>) : {};
+  } catch {
+    // Storage refused (private mode) or unreadable: start at the top.
+    return {};
+  }
+}
+
+function writeScroll(search: string, columnId: string, offset: number) {
+  try {
+    window.sessionStorage.setItem(SCROLL_KEY(search), JSON.stringify({ ...readScroll(search), [columnId]: Math.round(offset) }));
+  } catch {
+    // Storage refused: Back starts at the top, as before.
+  }
 }

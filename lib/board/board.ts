@@ -3,7 +3,6 @@ import { config } from "../server/config";
 import { database } from "../db/client";
 import { inChunks } from "../db/sql";
 import type { Flag, FlagCode } from "../contract/lint";
-import { severityRank, type Severity } from "../contract/severity";
 import type { ThreadCardDto } from "../views/threads/dto";
 import { boardDto, type BoardCardDto, type BoardDto } from "./dto";
 import type { ThreadFilters } from "../views/threads/filters";
@@ -16,6 +15,7 @@ import { NO_ROOT_REASON } from "../views/verdict/read";
 import type { CanonicalPacket } from "../contract/canonical";
 import { riskAttentionByVersion, type RiskAttention } from "../views/risks/active-risks";
 import { loadWatchdogFlags } from "./watchdog/findings";
+import { compareBySeverity, compareNeedsYou } from "./needs-groups";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
 
@@ -89,17 +89,6 @@ function placeCard(card: ThreadCardDto, verdict: VerdictSummaryDto, risks: RiskA
   };
 }
 
-const rank = (severity: Severity | null) => (severity ? severityRank(severity) : 0);
-
-/** Within a column: the most severe first, then the most recently active. */
-function compareCards(a: BoardCardDto, b: BoardCardDto): number {
-  return (
-    rank(b.active_packet.highest_severity) - rank(a.active_packet.highest_severity) ||
-    b.updated_at.localeCompare(a.updated_at) ||
-    a.key.localeCompare(b.key)
-  );
-}
-
 /**
  * The verdict summary of each card's active version: from the cache, or read
  * once (the pointers come from the stored canonical form, fetched only for misses).
@@ -158,7 +147,7 @@ export async function loadBoard(
     byColumn.get(placed.column)!.push(placed);
   }
   const columns = COLUMNS.map((id) => {
-    const cards = byColumn.get(id)!.sort(compareCards);
+    const cards = byColumn.get(id)!.sort(id === "needs_you" ? compareNeedsYou : compareBySeverity);
     return { id, title: COLUMN_TITLES[id], count: cards.length, cards: cards.slice(0, limit) };
   });
   return boardDto.parse({
