@@ -1,5 +1,5 @@
 import { ThreadLink } from "@/components/shared/thread-link";
-import { forwardRef } from "react";
+import { forwardRef, Fragment } from "react";
 import type { BoardCardDto } from "@/lib/board/dto";
 import { FLAG_TITLES, NEEDS_PERSON_FLAGS } from "@/lib/contract/lint";
 import { SEVERITIES } from "@/lib/contract/severity";
@@ -112,17 +112,17 @@ function CardDetails({ card }: { card: BoardCardDto }) {
   const counts = SEVERITIES.filter((severity) => packet.risk_counts[severity] > 0);
   const verdictReasons = card.verdict_unconfigured ? ["no workspace root is configured: see the notice above the board"] : card.verdict.reasons;
   return (
-    <p className="min-w-0 text-xs text-muted" aria-label="Details">
+    <p className="min-w-0 text-xs text-muted">
       <span aria-label="Open risks by severity">{counts.length ? counts.map((severity) => `${packet.risk_counts[severity]} ${severity}`).join(", ") : "no open risks"}</span>
       {" · "}
       <span className={VERDICT_STYLE[card.verdict.state]} title={visibleText(verdictReasons.join("; "))}>
         verdict: {card.verdict.state}
       </span>
       {quietFlags(card).map((flag) => (
-        <span key={flag.code} title={visibleText(flagReason(flag.code, flag.reason))}>
+        <Fragment key={flag.code}>
           {" · "}
-          {FLAG_TITLES[flag.code]}
-        </span>
+          <span title={visibleText(flagReason(flag.code, flag.reason))}>{FLAG_TITLES[flag.code]}</span>
+        </Fragment>
       ))}
     </p>
   );

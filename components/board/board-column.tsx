@@ -144,7 +144,7 @@ export function BoardColumn({ id, title, count, cards, now, focusedRow, focusReq
               return (
                 <div key={item.key} role="listitem" data-index={item.index} ref={virtualizer.measureElement} style={style} className="pt-0.5 pb-1">
                   <h3 className="flex items-baseline gap-2 px-1 text-xs font-semibold tracking-wide text-strong uppercase" data-group={row.id}>
-                    <span>{row.title}</span>
+                    <span>{row.title}</span>{" "}
                     {row.count === null ? null : <span className="font-normal text-muted normal-case">{plural(row.count, "card")}</span>}
                   </h3>
                 </div>
