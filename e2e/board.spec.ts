@@ -391,6 +391,39 @@ test.describe("Needs you at a glance", () => {
     await expect.poll(() => list.evaluate((element) => element.scrollTop)).toBe(offset);
   });
 
+  test("the list view, kept in the URL, approves picked Ready threads after one confirmation and says which did not go through", async ({
+    page,
+    request,
+    agentToken,
+  }) => {
+    const run = uniqueId("bulk");
+    const keys = ["a", "b", "c"].map((name) => `${run}/${name}`);
+    for (const key of keys) await storePacket(request, agentToken, packetFor(key, { agent: `${run}-${key.at(-1)}`, open_risks: [] }));
+    await storePacket(request, agentToken, packetFor(`${run}/needs`, { open_risks: [{ severity: "critical", detail: "x" }] }));
+    await page.goto(`/?q=${encodeURIComponent(run)}`);
+    await page.getByRole("button", { name: "list" }).click();
+    await expect(page).toHaveURL(/[?&]view=list(&|$)/);
+    await expect(page.getByTestId("board-row")).toHaveCount(4);
+    // Only clean handoffs can be picked; anything that needs a person is looked at one by one.
+    await expect(page.getByRole("checkbox", { name: /^Pick .*needs\)$/ })).toHaveCount(0);
+    await page.getByRole("checkbox", { name: "Pick all 3 in Ready" }).check();
+    await page.getByRole("button", { name: "Approve 3 threads…" }).click();
+    await expect(page.getByRole("alert")).toContainText("Approve 3 threads as you see them now?");
+    // Someone moves one thread on between the look and the confirmation: a newer packet arrives.
+    await storePacket(request, agentToken, packetFor(keys[2]!, { agent: `${run}-c`, open_risks: [], next_action: `changed ${run}` }));
+    await page.getByRole("button", { name: "Yes, approve 3" }).click();
+    const result = page.getByTestId("bulk-result");
+    await expect(result).toContainText("2 threads approved; 1 thread not:");
+    await expect(result.getByRole("listitem")).toHaveCount(1);
+    await expect(result.getByRole("listitem")).toContainText(`${run}-c: someone acted on it first or a newer packet arrived`);
+    const board = await getBoard(request, agentToken, { q: run });
+    const approved = board.columns.find((c) => c.id === "approved")!.cards.map((c) => c.key).sort();
+    expect(approved).toEqual([keys[0], keys[1]]);
+    // The view stays a list after a reload.
+    await page.reload();
+    await expect(page.getByRole("button", { name: "list" })).toHaveAttribute("aria-pressed", "true");
+  });
+
   test("on a phone the filters but Search sit behind one button that says how many are active", async ({ page }) => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto("/?severity=high&agent=nobody-at-all");

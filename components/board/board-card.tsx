@@ -107,7 +107,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
 });
 
 /** The quiet line of a card that needs nobody: its open risks, its verdict and the flags that need nobody. */
-function CardDetails({ card }: { card: BoardCardDto }) {
+export function CardDetails({ card }: { card: BoardCardDto }) {
   const packet = card.active_packet;
   const counts = SEVERITIES.filter((severity) => packet.risk_counts[severity] > 0);
   const verdictReasons = card.verdict_unconfigured ? ["no workspace root is configured: see the notice above the board"] : card.verdict.reasons;

@@ -11,6 +11,8 @@ import { boardDto, type BoardDto } from "@/lib/board/dto";
 import { compareNeedsYou } from "@/lib/board/needs-groups";
 import { Alert } from "@/components/ui/alert";
 import { BoardColumn } from "./board-column";
+import { BoardList } from "./board-list";
+import { viewOf, withoutView, type BoardView } from "./board-view";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
 import { plural } from "./card-reasons";
 import { EmptyBoard } from "./empty-board";
@@ -25,11 +27,13 @@ function filtersFrom(params: URLSearchParams): BoardFilterValues {
   return Object.fromEntries(FILTER_KEYS.map((key) => [key, params.get(key) ?? ""])) as unknown as BoardFilterValues;
 }
 
-function queryString(values: BoardFilterValues): string {
+function queryString(values: BoardFilterValues, view: BoardView): string {
   const params = new URLSearchParams();
   for (const key of FILTER_KEYS) if (values[key]) params.set(key, values[key]);
+  if (view === "list") params.set("view", "list");
   return params.toString();
 }
+
 
 const MOVES: Record<string, [number, number]> = {
   ArrowDown: [0, 1], j: [0, 1],
@@ -43,7 +47,9 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
-  const search = params.toString();
+  const view = viewOf(params);
+  // The data's address leaves the view out: both views show the same board.
+  const search = withoutView(params.toString());
   const filters = useMemo(() => filtersFrom(new URLSearchParams(search)), [search]);
   const searchRef = useRef<HTMLInputElement>(null);
   const [position, setPosition] = useState<Position | null>(null);
@@ -62,14 +68,15 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     revalidate: true,
   });
 
-  const setFilters = useCallback(
-    (values: BoardFilterValues) => {
-      const next = queryString(values);
+  const go = useCallback(
+    (values: BoardFilterValues, nextView: BoardView) => {
+      const next = queryString(values, nextView);
       router.replace(next ? `${pathname}?${next}` : pathname, { scroll: false });
       setPosition(null);
     },
     [router, pathname],
   );
+  const setFilters = useCallback((values: BoardFilterValues) => go(values, view), [go, view]);
 
   // Needs you in its groups' order whatever order its cards arrived in: the keyboard's rows are this order.
   const columns = useMemo(
@@ -94,6 +101,8 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
       return;
     }
     const move = MOVES[event.key];
+    // The list is a table: Tab and the browser's own keys move through it.
+    if (view === "list") return;
     if (!move || typing || event.altKey || event.ctrlKey || event.metaKey) return;
     event.preventDefault();
     const start = position ?? { column: columns.findIndex((column) => column.count > 0), row: 0 };
@@ -121,6 +130,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     <div className="flex h-full min-h-0 flex-col gap-3">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
+        <ViewSwitch view={view} onChange={(next) => go(filters, next)} />
         <p className="text-xs text-muted" role="status" aria-live="polite">
           {board ? plural(board.total, "thread") : "loading"} · {describeLive(live)}
         </p>
@@ -129,6 +139,15 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
       {columns.some((column) => column.cards.some((card) => card.verdict_unconfigured)) ? <SetupNotice /> : null}
       {board && board.total === 0 && !search ? (
         <EmptyBoard />
+      ) : view === "list" ? (
+        <BoardList
+          columns={columns}
+          now={now}
+          canAct={canAct}
+          complete={board?.complete ?? false}
+          savedScroll={savedScroll.list}
+          onScrolled={(offset) => saveScroll("list", offset)}
+        />
       ) : (
         <div className="flex min-h-0 flex-1 snap-x snap-mandatory gap-3 overflow-x-auto md:snap-none" aria-label="Board" role="group">
           {columns.map((column, index) => (
@@ -173,4 +192,23 @@ function writeScroll(search: string, columnId: string, offset: number) {
   } catch {
     // Storage refused: Back starts at the top, as before.
   }
+}
+
+/** Board or list: two pressed-or-not buttons, the choice kept in the address (?view=list). */
+function ViewSwitch({ view, onChange }: { view: BoardView; onChange: (view: BoardView) => void }) {
+  return (
+    <div role="group" aria-label="View" className="flex rounded-md ring-1 ring-zinc-300 dark:ring-zinc-700">
+      {(["board", "list"] as const).map((choice) => (
+        <button
+          key={choice}
+          type="button"
+          aria-pressed={view === choice}
+          onClick={() => onChange(choice)}
+          className="min-h-8 px-3 text-sm capitalize first:rounded-l-md last:rounded-r-md focus-visible:outline-2 focus-visible:outline-focus aria-pressed:bg-sky-700 aria-pressed:text-white"
+        >
+          {choice}
+        </button>
+      ))}
+    </div>
+  );
 }
