@@ -380,10 +380,11 @@ test.describe("Needs you at a glance", () => {
     expect(offset).toBeGreaterThan(100);
     await list.evaluate((element, top) => element.scrollTo({ top }), offset);
     await expect.poll(() => list.evaluate((element) => element.scrollTop)).toBe(offset);
-    // A card in view after the scroll: the last one rendered.
+    // Opened from the keyboard: a click would first scroll its card fully into view.
     const opened = cardsIn(page, "Needs you").last();
     const key = await opened.getAttribute("data-thread-key");
-    await opened.getByRole("link").click();
+    await opened.getByRole("link").evaluate((link) => link.focus({ preventScroll: true }));
+    await page.keyboard.press("Enter");
     await expect(page).toHaveURL(`/threads/${encodeURIComponent(key!)}`);
     await page.goBack();
     await expect(page).toHaveURL(new RegExp(`[?&]q=${run}(&|$)`));
@@ -408,7 +409,7 @@ test.describe("Needs you at a glance", () => {
     await expect(page.getByRole("checkbox", { name: /^Pick .*needs\)$/ })).toHaveCount(0);
     await page.getByRole("checkbox", { name: "Pick all 3 in Ready" }).check();
     await page.getByRole("button", { name: "Approve 3 threads…" }).click();
-    await expect(page.getByRole("alert")).toContainText("Approve 3 threads as you see them now?");
+    await expect(page.getByRole("group", { name: "Bulk approve" }).getByRole("alert")).toContainText("Approve 3 threads as you see them now?");
     // Someone moves one thread on between the look and the confirmation: a newer packet arrives.
     await storePacket(request, agentToken, packetFor(keys[2]!, { agent: `${run}-c`, open_risks: [], next_action: `changed ${run}` }));
     await page.getByRole("button", { name: "Yes, approve 3" }).click();
