@@ -47,6 +47,7 @@ async function main() {
 
     const pages: { name: string; path: string; signedOut?: boolean }[] = [
       { name: "board", path: "/" },
+      { name: "board-list", path: "/?view=list" },
       { name: "thread", path: `/threads/${encodeURIComponent(threadKey)}` },
       { name: "risks", path: "/risks" },
       { name: "questions", path: "/questions" },

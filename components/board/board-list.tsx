@@ -112,7 +112,7 @@ export function BoardList({ columns, now, canAct, complete, savedScroll, onScrol
                 <span className="sr-only">Pick</span>
               </th>
               <th scope="col" className="w-24 px-2 py-1.5">Severity</th>
-              <th scope="col" className="w-56 px-2 py-1.5">Agent</th>
+              <th scope="col" className="w-80 px-2 py-1.5">Agent</th>
               <th scope="col" className="w-64 px-2 py-1.5">Why</th>
               <th scope="col" className="px-2 py-1.5">Next action</th>
               <th scope="col" className="w-24 px-2 py-1.5">Age</th>
@@ -155,11 +155,11 @@ function ListRow({ card, now, pickable, picked, onPick }: { card: BoardCardDto; 
       <td className="px-2 py-1.5">
         <SeverityBadge severity={packet.highest_severity} />
       </td>
-      <td className="px-2 py-1.5">
-        <div className="truncate font-semibold text-strong">
+      <td className="truncate px-2 py-1.5">
+        <span className="font-semibold text-strong">
           <AgentText text={agent} />
-        </div>
-        <AgentTextList className="block truncate text-xs text-muted" items={[card.project, card.branch].some(Boolean) ? [card.project, card.branch] : [card.key]} />
+        </span>{" "}
+        <AgentTextList className="text-xs text-muted" items={[card.project, card.branch].some(Boolean) ? [card.project, card.branch] : [card.key]} />
       </td>
       <td className="px-2 py-1.5 text-xs">
         {reasons.length ? (
@@ -175,7 +175,7 @@ function ListRow({ card, now, pickable, picked, onPick }: { card: BoardCardDto; 
         )}
       </td>
       <td className="px-2 py-1.5">
-        <ThreadLink threadKey={card.key} className="line-clamp-2 font-medium break-words text-link underline-offset-2 hover:underline">
+        <ThreadLink threadKey={card.key} className="line-clamp-1 font-medium break-words text-link underline-offset-2 hover:underline">
           {packet.next_action ? <AgentText text={packet.next_action} /> : <span className="text-muted italic">No next action recorded</span>}
         </ThreadLink>
       </td>
