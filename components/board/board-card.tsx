@@ -58,7 +58,6 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
         threadKey={card.key}
         tabIndex={focused ? 0 : -1}
         onFocus={onFocus}
-        data-thread-key={card.key}
         title={visibleText(card.column_reason)}
         className="mt-0.5 line-clamp-2 text-sm leading-5 font-semibold break-words outline-none after:absolute after:inset-0 after:rounded-lg"
       >
