@@ -1,5 +1,5 @@
 import { ThreadLink } from "@/components/shared/thread-link";
-import { forwardRef, Fragment } from "react";
+import { forwardRef, Fragment, useContext } from "react";
 import type { BoardCardDto } from "@/lib/board/dto";
 import { FLAG_TITLES, NEEDS_PERSON_FLAGS } from "@/lib/contract/lint";
 import { SEVERITIES } from "@/lib/contract/severity";
@@ -9,6 +9,7 @@ import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { Age } from "@/components/ui/time";
 import { DecisionControls } from "@/components/human/decision-controls";
 import { cardReasons, flagReason } from "./card-reasons";
+import { ReportLostRace } from "./lost-races";
 
 interface BoardCardProps {
   card: BoardCardDto;
@@ -37,6 +38,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
   const agent = card.agent ?? "unknown agent";
   const name = card.agent ? `${card.agent} (${card.key})` : card.key;
   const reasons = card.column === "needs_you" ? cardReasons(card) : [];
+  const reportLostRace = useContext(ReportLostRace);
   return (
     // The link stretches over the card (its ::after) so that the whole card opens the thread,
     // while the buttons stay its siblings: buttons inside a link are neither valid nor usable.
@@ -93,6 +95,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
               decision={packet.human.decision}
               name={name}
               tabIndex={focused ? 0 : -1}
+              onConflict={reportLostRace ? (current) => reportLostRace({ key: card.key, name, current, packetId: packet.id }) : undefined}
             />
           </div>
         ) : packet.human.decision ? (

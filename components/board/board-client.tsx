@@ -12,6 +12,7 @@ import { compareNeedsYou } from "@/lib/board/needs-groups";
 import { Alert } from "@/components/ui/alert";
 import { BoardColumn } from "./board-column";
 import { BoardList } from "./board-list";
+import { LostRaces, ReportLostRace, type LostRace } from "./lost-races";
 import { viewOf, withoutView, type BoardView } from "./board-view";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
 import { plural } from "./card-reasons";
@@ -84,6 +85,9 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     [board],
   );
   const [savedScroll] = useState(() => readScroll(search));
+  // The newest first, one per thread, a few at most: a card's own notice leaves with the card.
+  const [lostRaces, setLostRaces] = useState<LostRace[]>([]);
+  const reportLostRace = useCallback((race: LostRace) => setLostRaces((races) => [race, ...races.filter((known) => known.key !== race.key)].slice(0, 5)), []);
   const saveScroll = useCallback((columnId: string, offset: number) => writeScroll(search, columnId, offset), [search]);
   // Keyboard shortcuts work wherever the focus is on the page (a fresh load leaves it on <body>).
   useDocumentKeys((event) => {
@@ -127,48 +131,51 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
   // Ages are measured from when the server made the board, so server and browser render alike.
   const now = Date.parse(board?.generated_at ?? initialBoard.generated_at);
   return (
-    <div className="flex h-full min-h-0 flex-col gap-3">
-      <div className="flex flex-wrap items-end justify-between gap-3">
-        <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
-        <ViewSwitch view={view} onChange={(next) => go(filters, next)} />
-        <p className="text-xs text-muted" role="status" aria-live="polite">
-          {board ? plural(board.total, "thread") : "loading"} · {describeLive(live)}
-        </p>
-      </div>
-      {error ? <Alert>{error.message}</Alert> : null}
-      {columns.some((column) => column.cards.some((card) => card.verdict_unconfigured)) ? <SetupNotice /> : null}
-      {board && board.total === 0 && !search ? (
-        <EmptyBoard />
-      ) : view === "list" ? (
-        <BoardList
-          columns={columns}
-          now={now}
-          canAct={canAct}
-          complete={board?.complete ?? false}
-          savedScroll={savedScroll.list}
-          onScrolled={(offset) => saveScroll("list", offset)}
-        />
-      ) : (
-        <div className="flex min-h-0 flex-1 snap-x snap-mandatory gap-3 overflow-x-auto md:snap-none" aria-label="Board" role="group">
-          {columns.map((column, index) => (
-            <BoardColumn
-              key={column.id}
-              id={column.id}
-              title={column.title}
-              count={column.count}
-              cards={column.cards}
-              now={now}
-              focusedRow={position?.column === index ? position.row : null}
-              focusRequest={position?.column === index ? focusRequest : 0}
-              onFocusRow={(row) => setPosition({ column: index, row })}
-              canAct={canAct}
-              savedScroll={savedScroll[column.id]}
-              onScrolled={(offset) => saveScroll(column.id, offset)}
-            />
-          ))}
+    <ReportLostRace.Provider value={reportLostRace}>
+      <div className="flex h-full min-h-0 flex-col gap-3">
+        <div className="flex flex-wrap items-end justify-between gap-3">
+          <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
+          <ViewSwitch view={view} onChange={(next) => go(filters, next)} />
+          <p className="text-xs text-muted" role="status" aria-live="polite">
+            {board ? plural(board.total, "thread") : "loading"} · {describeLive(live)}
+          </p>
         </div>
-      )}
-    </div>
+        {error ? <Alert>{error.message}</Alert> : null}
+        <LostRaces races={lostRaces} onDismiss={() => setLostRaces([])} />
+        {columns.some((column) => column.cards.some((card) => card.verdict_unconfigured)) ? <SetupNotice /> : null}
+        {board && board.total === 0 && !search ? (
+          <EmptyBoard />
+        ) : view === "list" ? (
+          <BoardList
+            columns={columns}
+            now={now}
+            canAct={canAct}
+            complete={board?.complete ?? false}
+            savedScroll={savedScroll.list}
+            onScrolled={(offset) => saveScroll("list", offset)}
+          />
+        ) : (
+          <div className="flex min-h-0 flex-1 snap-x snap-mandatory gap-3 overflow-x-auto md:snap-none" aria-label="Board" role="group">
+            {columns.map((column, index) => (
+              <BoardColumn
+                key={column.id}
+                id={column.id}
+                title={column.title}
+                count={column.count}
+                cards={column.cards}
+                now={now}
+                focusedRow={position?.column === index ? position.row : null}
+                focusRequest={position?.column === index ? focusRequest : 0}
+                onFocusRow={(row) => setPosition({ column: index, row })}
+                canAct={canAct}
+                savedScroll={savedScroll[column.id]}
+                onScrolled={(offset) => saveScroll(column.id, offset)}
+              />
+            ))}
+          </div>
+        )}
+      </div>
+    </ReportLostRace.Provider>
   );
 }
 

@@ -2,6 +2,7 @@
 
 import { useRef, useState, type KeyboardEvent } from "react";
 import type { HumanDecision } from "@/lib/human/section";
+import type { HumanStateDto } from "@/lib/human/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
@@ -19,6 +20,8 @@ interface DecisionControlsProps {
   name: string;
   /** -1 keeps the buttons out of the Tab order (cards that do not have the board's focus). */
   tabIndex?: number;
+  /** Called when the write was refused because someone or something got there first. */
+  onConflict?: (current: HumanStateDto | null) => void;
 }
 
 
@@ -27,8 +30,8 @@ interface DecisionControlsProps {
  * on a card and on the thread page. After a conflict the person sees the
  * current state and can send the same action again, based on it.
  */
-export function DecisionControls({ threadKey, packetId, revision, decision, name, tabIndex }: DecisionControlsProps) {
-  const { status, send, reset } = useHumanAction(threadKey, "decision");
+export function DecisionControls({ threadKey, packetId, revision, decision, name, tabIndex, onConflict }: DecisionControlsProps) {
+  const { status, send, reset } = useHumanAction(threadKey, "decision", onConflict);
   const [intervening, setIntervening] = useState(false);
   const interveneButton = useRef<HTMLButtonElement>(null);
   const [instruction, setInstruction] = useState("");
