@@ -165,8 +165,8 @@ test("a lost race on the board is told above the columns after the card moved aw
   // The refusal refreshes the board: the card moves to Approved, and the notice stays.
   await expect(column(page, "Approved").getByTestId("board-card")).toHaveCount(1);
   const notice = page.getByRole("alert").filter({ hasText: "Someone got there first" });
-  await expect(notice).toContainText(`${key}-agent: nothing was written: now approved by`);
-  await expect(notice.getByRole("link", { name: `${key}-agent` })).toHaveAttribute("href", `/threads/${encodeURIComponent(key)}`);
+  await expect(notice).toContainText(`${key}-agent (${key}): nothing was written: now approved by`);
+  await expect(notice.getByRole("link", { name: `${key}-agent (${key})` })).toHaveAttribute("href", `/threads/${encodeURIComponent(key)}`);
   await notice.getByRole("button", { name: "Dismiss" }).click();
   await expect(notice).toHaveCount(0);
 });
