@@ -89,33 +89,15 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
       <p id={detailId} className="col-start-2 font-medium break-words whitespace-pre-wrap md:col-start-auto">
         <AgentText text={group.detail} multiline />
       </p>
-      <ul className="col-start-2 space-y-0.5 text-xs md:col-start-auto" aria-label="Threads carrying it">
-        {group.threads.map((thread) => (
-          <li key={thread.thread_key} className="flex flex-wrap items-center gap-x-1.5 break-words">
-            <ThreadLink threadKey={thread.thread_key} className="font-mono text-link underline">
-              <AgentText text={thread.thread_key} />
-            </ThreadLink>
-            <span className="text-muted">· {thread.agent ? <AgentText text={thread.agent} /> : "unknown agent"}</span>
-            {thread.severity !== group.severity ? <span className="text-muted">· {thread.severity}</span> : null}
-            {group.threads.length > 1 || thread.state !== "open" ? <StateBadge state={thread.state} /> : null}
-            {thread.triage ? (
-              <span className="text-muted">
-                by {thread.triage.by}
-                {thread.triage.state === "snoozed" ? (
-                  thread.triage.snoozed_until ? (
-                    <>
-                      {" "}
-                      until <Moment iso={thread.triage.snoozed_until} />
-                    </>
-                  ) : (
-                    " until its severity rises"
-                  )
-                ) : null}
-              </span>
-            ) : null}
-          </li>
-        ))}
-      </ul>
+      <div className="col-start-2 text-xs md:col-start-auto">
+        <ThreadList threads={group.threads.slice(0, THREADS_SHOWN)} group={group} label="Threads carrying it" />
+        {group.threads.length > THREADS_SHOWN ? (
+          <details>
+            <summary className="min-h-6 cursor-pointer text-link">{plural(group.threads.length - THREADS_SHOWN, "more thread")}</summary>
+            <ThreadList threads={group.threads.slice(THREADS_SHOWN)} group={group} label="More threads carrying it" />
+          </details>
+        ) : null}
+      </div>
       <p className="col-start-2 flex flex-wrap gap-x-2 text-xs text-muted md:col-start-auto md:flex-col">
         <Seen label="first seen" at={group.first_seen} now={now} />
         <Seen label="last seen" at={group.last_seen} now={now} />
@@ -124,5 +106,40 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
         </span>
       </p>
     </div>
+  );
+}
+
+/** A row shows its first threads; the rest open below them (a risk that nine threads carry would be nine lines). */
+const THREADS_SHOWN = 3;
+
+function ThreadList({ threads, group, label }: { threads: RiskGroupDto["threads"]; group: RiskGroupDto; label: string }) {
+  return (
+    <ul className="space-y-0.5" aria-label={label}>
+      {threads.map((thread) => (
+        <li key={thread.thread_key} className="flex flex-wrap items-center gap-x-1.5 break-words">
+          <ThreadLink threadKey={thread.thread_key} className="font-mono text-link underline">
+            <AgentText text={thread.thread_key} />
+          </ThreadLink>
+          <span className="text-muted">· {thread.agent ? <AgentText text={thread.agent} /> : "unknown agent"}</span>
+          {thread.severity !== group.severity ? <span className="text-muted">· {thread.severity}</span> : null}
+          {group.threads.length > 1 || thread.state !== "open" ? <StateBadge state={thread.state} /> : null}
+          {thread.triage ? (
+            <span className="text-muted">
+              by {thread.triage.by}
+              {thread.triage.state === "snoozed" ? (
+                thread.triage.snoozed_until ? (
+                  <>
+                    {" "}
+                    until <Moment iso={thread.triage.snoozed_until} />
+                  </>
+                ) : (
+                  " until its severity rises"
+                )
+              ) : null}
+            </span>
+          ) : null}
+        </li>
+      ))}
+  </ul>
   );
 }
