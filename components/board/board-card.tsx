@@ -20,11 +20,9 @@ interface BoardCardProps {
   canAct: boolean;
 }
 
-/** Flags a card names in its quiet line: the loud ones are reasons, the stale one is the age. */
+/** Flags a card names in its quiet line: the loud ones are reasons, and a verdict missing for want of configuration is the setup notice's. */
 const quietFlags = (card: BoardCardDto) =>
-  card.active_packet.flags.filter(
-    (flag) => !NEEDS_PERSON_FLAGS.has(flag.code) && flag.code !== "stale" && !(flag.code === "verdict_missing" && card.verdict_unconfigured),
-  );
+  card.active_packet.flags.filter((flag) => !NEEDS_PERSON_FLAGS.has(flag.code) && !(flag.code === "verdict_missing" && card.verdict_unconfigured));
 
 /**
  * One thread on the board in three lines: who (agent, project, branch, age), what (the next
