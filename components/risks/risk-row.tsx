@@ -64,7 +64,7 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
       data-fingerprint={group.fingerprint}
       data-selected={selected ? "true" : undefined}
       onFocus={onFocusRow}
-      className={`grid grid-cols-[auto_minmax(0,1fr)] items-start gap-x-3 gap-y-1 border-b border-l-4 px-2 py-1.5 text-sm outline-none focus-visible:ring-2 focus-visible:ring-focus md:grid-cols-[1.5rem_7rem_minmax(0,1fr)_minmax(0,18rem)_9rem] ${
+      className={`grid grid-cols-[auto_minmax(0,1fr)] items-start gap-x-3 gap-y-1 border-b border-l-4 px-2 py-1.5 text-sm outline-none focus-visible:ring-2 focus-visible:ring-focus md:grid-cols-[1.5rem_7rem_minmax(0,1fr)_minmax(0,26rem)_9rem] ${
         group.regressed ? "border-b-red-300 dark:border-b-red-900" : "border-b-line"
       } ${selected ? "bg-sky-50 dark:bg-sky-950" : "bg-surface"} ${current ? "border-l-sky-500" : "border-l-transparent"}`}
     >
@@ -109,8 +109,8 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
   );
 }
 
-/** A row shows its first threads; the rest open below them (a risk that nine threads carry would be nine lines). */
-const THREADS_SHOWN = 3;
+/** A row shows its first two threads; the rest open below them (a risk that nine threads carry would be nine lines). */
+const THREADS_SHOWN = 2;
 
 function ThreadList({ threads, group, label }: { threads: RiskGroupDto["threads"]; group: RiskGroupDto; label: string }) {
   return (
@@ -122,7 +122,8 @@ function ThreadList({ threads, group, label }: { threads: RiskGroupDto["threads"
           </ThreadLink>
           <span className="text-muted">· {thread.agent ? <AgentText text={thread.agent} /> : "unknown agent"}</span>
           {thread.severity !== group.severity ? <span className="text-muted">· {thread.severity}</span> : null}
-          {group.threads.length > 1 || thread.state !== "open" ? <StateBadge state={thread.state} /> : null}
+          {/* A thread's own state only where the row's threads differ: otherwise the row's badge says it. */}
+          {group.states.length > 1 ? <StateBadge state={thread.state} /> : null}
           {thread.triage ? (
             <span className="text-muted">
               by {thread.triage.by}
