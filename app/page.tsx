@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { BoardClient } from "@/components/board/board-client";
+import { withoutView } from "@/components/board/board-view";
 import { IngestErrors } from "@/components/shared/ingest-errors";
 import { loadBoard } from "@/lib/board/board";
 import { listRecentEvents } from "@/lib/events/queries";
@@ -48,7 +49,7 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
       <IngestErrors events={ingestErrors} />
       <BudgetNotice budgets={overBudget} />
       {/* No Suspense boundary: the page is dynamic, so the board streams with the first paint. */}
-      <BoardClient initialBoard={board} initialSearch={new URLSearchParams(raw).toString()} canAct={abilitiesOf(person.role).act} />
+      <BoardClient initialBoard={board} initialSearch={withoutView(new URLSearchParams(raw).toString())} canAct={abilitiesOf(person.role).act} />
     </main>
   );
 }

@@ -41,6 +41,7 @@ test.beforeAll(async ({ request, agentToken }) => {
 
 const PAGES: { name: string; path: string; ready: (page: Page) => Promise<void>; signedOut?: boolean }[] = [
   { name: "board", path: `/?q=${run}`, ready: (page) => expect(page.getByTestId("board-card").first()).toBeVisible() },
+  { name: "board as a list", path: `/?q=${run}&view=list`, ready: (page) => expect(page.getByTestId("board-row").first()).toBeVisible() },
   { name: "thread", path: `/threads/${threads.critical}`, ready: (page) => expect(page.getByRole("heading", { level: 1 })).toBeVisible() },
   { name: "risks", path: `/risks?q=${run}`, ready: (page) => expect(page.getByTestId("risk-group").first()).toBeVisible() },
   { name: "questions", path: "/questions", ready: (page) => expect(page.getByTestId("question-group").first()).toBeVisible() },

@@ -6,6 +6,7 @@ import { getJson, packetFor, storePacket, threadPath, uniqueId, type ThreadDetai
 import {
   card,
   cardsIn,
+  column,
   columnCount,
   COLUMN_TITLES,
   expectedColumnFromData,
@@ -98,7 +99,7 @@ test.describe("the demo fleet", () => {
       expect(await columnCount(page, expected)).toBe(1);
     }
     await page.goto(`/?agent=${encodeURIComponent(withQuestions.agent!)}`);
-    await expect(card(page, withQuestions.key).getByRole("list", { name: "Flags" })).toContainText("Open questions:");
+    await expect(card(page, withQuestions.key).getByRole("list", { name: "Needs you because" })).toContainText(/\d+ questions? for you/);
     await page.goto(`/?agent=${encodeURIComponent(withoutNextAction.agent!)}`);
     await expect(card(page, withoutNextAction.key).getByText("No next action recorded", { exact: true })).toBeVisible();
 
@@ -328,7 +329,7 @@ test.describe("keyboard", () => {
     const { run, needs } = await fourCards(request, agentToken);
     await page.goto(`/?q=${encodeURIComponent(run)}`);
     await waitForLive(page);
-    await card(page, needs[0]!).focus();
+    await card(page, needs[0]!).getByRole("link").focus();
     const search = page.getByRole("searchbox", { name: "Search (/)" });
 
     await page.keyboard.press("/");
@@ -350,6 +351,96 @@ test.describe("keyboard", () => {
   });
 });
 
+test.describe("Needs you at a glance", () => {
+  test("is grouped by reason, the most urgent group first, each group with its count", async ({ page, request, agentToken }) => {
+    const run = uniqueId("groups");
+    // Ordered by severity alone these would read risk, dirty, question: the question would sink.
+    await storePacket(request, agentToken, packetFor(`${run}/dirty`, { clean_state: [{ check: "working_tree", detail: "a.ts modified" }] }));
+    await storePacket(request, agentToken, packetFor(`${run}/risk`, { open_risks: [{ severity: "critical", detail: "drops a table" }] }));
+    await storePacket(request, agentToken, packetFor(`${run}/question`, { open_risks: [], questions_for_human: [{ question: "Which region?", blocking: true }] }));
+    await page.goto(`/?q=${encodeURIComponent(run)}`);
+    await expect(cardsIn(page, "Needs you")).toHaveCount(3);
+    const headings = column(page, "Needs you").getByRole("heading", { level: 3 });
+    await expect(headings).toHaveText(["Waiting on your answer 1 card", "Critical or high risk to triage 1 card", "Handoff incomplete 1 card"]);
+    expect(await renderedKeys(page, "Needs you")).toEqual([`${run}/question`, `${run}/risk`, `${run}/dirty`]);
+    await expect(card(page, `${run}/question`).getByRole("list", { name: "Needs you because" })).toHaveText("1 question for you");
+  });
+
+  test("Back from a thread puts Needs you where it was scrolled to, with the filters", async ({ page, request, agentToken }) => {
+    const run = uniqueId("back");
+    for (let index = 0; index < 16; index++) {
+      await storePacket(request, agentToken, packetFor(`${run}/${String(index).padStart(2, "0")}`, { open_risks: [{ severity: "high", detail: "a" }] }));
+    }
+    await page.setViewportSize({ width: 1280, height: 600 });
+    await page.goto(`/?q=${encodeURIComponent(run)}`);
+    await expect(cardsIn(page, "Needs you").first()).toBeVisible();
+    const list = column(page, "Needs you").getByRole("list", { name: "Needs you cards" });
+    // Halfway down: a position the first screenful does not have.
+    const offset = await list.evaluate((element) => Math.floor((element.scrollHeight - element.clientHeight) / 2));
+    expect(offset).toBeGreaterThan(100);
+    await list.evaluate((element, top) => element.scrollTo({ top }), offset);
+    await expect.poll(() => list.evaluate((element) => element.scrollTop)).toBe(offset);
+    // Opened from the keyboard: a click would first scroll its card fully into view.
+    const opened = cardsIn(page, "Needs you").last();
+    const key = await opened.getAttribute("data-thread-key");
+    await opened.getByRole("link").evaluate((link) => link.focus({ preventScroll: true }));
+    await page.keyboard.press("Enter");
+    await expect(page).toHaveURL(`/threads/${encodeURIComponent(key!)}`);
+    await page.goBack();
+    await expect(page).toHaveURL(new RegExp(`[?&]q=${run}(&|$)`));
+    await expect(page.getByRole("searchbox", { name: "Search (/)" })).toHaveValue(run);
+    await expect.poll(() => list.evaluate((element) => element.scrollTop)).toBe(offset);
+  });
+
+  test("the list view, kept in the URL, approves picked Ready threads after one confirmation and says which did not go through", async ({
+    page,
+    request,
+    agentToken,
+  }) => {
+    const run = uniqueId("bulk");
+    const keys = ["a", "b", "c"].map((name) => `${run}/${name}`);
+    for (const key of keys) await storePacket(request, agentToken, packetFor(key, { agent: `${run}-${key.at(-1)}`, open_risks: [] }));
+    await storePacket(request, agentToken, packetFor(`${run}/needs`, { open_risks: [{ severity: "critical", detail: "x" }] }));
+    await page.goto(`/?q=${encodeURIComponent(run)}`);
+    await page.getByRole("button", { name: "list" }).click();
+    await expect(page).toHaveURL(/[?&]view=list(&|$)/);
+    await expect(page.getByTestId("board-row")).toHaveCount(4);
+    // Only clean handoffs can be picked; anything that needs a person is looked at one by one.
+    await expect(page.getByRole("checkbox", { name: /^Pick .*needs\)$/ })).toHaveCount(0);
+    await page.getByRole("checkbox", { name: "Pick all 3 in Ready" }).check();
+    await page.getByRole("button", { name: "Approve 3 threads…" }).click();
+    await expect(page.getByRole("group", { name: "Bulk approve" }).getByRole("alert")).toContainText("Approve 3 threads as you see them now?");
+    // Someone moves one thread on between the look and the confirmation: a newer packet arrives.
+    await storePacket(request, agentToken, packetFor(keys[2]!, { agent: `${run}-c`, open_risks: [], next_action: `changed ${run}` }));
+    await page.getByRole("button", { name: "Yes, approve 3" }).click();
+    const result = page.getByTestId("bulk-result");
+    await expect(result).toContainText("2 threads approved; 1 thread not:");
+    await expect(result.getByRole("listitem")).toHaveCount(1);
+    await expect(result.getByRole("listitem")).toContainText(`${run}-c: someone acted on it first or a newer packet arrived`);
+    const board = await getBoard(request, agentToken, { q: run });
+    const approved = board.columns.find((c) => c.id === "approved")!.cards.map((c) => c.key).sort();
+    expect(approved).toEqual([keys[0], keys[1]]);
+    // The view stays a list after a reload.
+    await page.reload();
+    await expect(page.getByRole("button", { name: "list" })).toHaveAttribute("aria-pressed", "true");
+  });
+
+  test("on a phone the filters but Search sit behind one button that says how many are active", async ({ page }) => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto("/?severity=high&agent=nobody-at-all");
+    const button = page.getByRole("button", { name: "Filters (2 active)" });
+    await expect(button).toHaveAttribute("aria-expanded", "false");
+    await expect(page.getByRole("searchbox", { name: "Search (/)" })).toBeVisible();
+    await expect(page.getByRole("searchbox", { name: "Agent", exact: true })).toBeHidden();
+    await button.click();
+    await expect(button).toHaveAttribute("aria-expanded", "true");
+    await expect(page.getByRole("searchbox", { name: "Agent", exact: true })).toHaveValue("nobody-at-all");
+    await expect(page.getByRole("combobox", { name: /^Severity/ })).toHaveValue("high");
+    // Nothing runs off the side.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  });
+});
+
 test("a packet posted while the board is open appears without reload, and its column's count goes up", async ({
   page,
   request,
@@ -360,14 +451,19 @@ test("a packet posted while the board is open appears without reload, and its co
   const before = await columnCount(page, "Needs you");
   const agent = uniqueId("live-agent");
   const key = uniqueId("live");
-  // Critical and newest: first in Needs you, so rendered even in a long virtualised column.
+  // A question (the first group), critical and newest: first in Needs you, so rendered even in a long virtualised column.
   await storePacket(
     request,
     agentToken,
-    packetFor(key, { agent, open_risks: [{ severity: "critical", detail: "posted while watching" }], next_action: `look at ${key} now` }),
+    packetFor(key, {
+      agent,
+      open_risks: [{ severity: "critical", detail: "posted while watching" }],
+      questions_for_human: [{ question: "Go on?", blocking: true }],
+      next_action: `look at ${key} now`,
+    }),
   );
   await expect(card(page, key)).toBeVisible({ timeout: 5_000 });
-  await expect(card(page, key)).toHaveAccessibleName(new RegExp(`${agent}.*look at ${key} now`));
+  await expect(card(page, key).getByRole("link")).toHaveAccessibleName(new RegExp(`${agent}.*look at ${key} now`));
   await expect(cardsIn(page, "Needs you").filter({ has: page.getByText(agent, { exact: true }) })).toHaveCount(1);
   await expect.poll(() => columnCount(page, "Needs you"), { timeout: 5_000 }).toBe(before + 1);
   // No reload happened: the page's first navigation is the only one.

@@ -4,21 +4,19 @@ import { packetFor, storePacket, uniqueId, type IngestResult } from "./support/a
 import { card, cardsIn } from "./support/board";
 
 /**
- * The first page is the board: each card shows its thread's next action, highest
- * severity and flags in words. Each test opens the board filtered to its own
+ * The first page is the board: each card shows who, its next action and why it needs a
+ * person (reasons as chips, each flag's reason in the chip's title), or the risks and
+ * verdict a person approves on. Each test opens the board filtered to its own
  * threads (`?q=`), since the columns are virtualised and shared by every spec.
  */
 
-/** The flags a card shows, as people read them: "Title: reason". */
-function flagItems(cardLocator: Locator): Locator {
-  return cardLocator.getByRole("list", { name: "Flags" }).getByRole("listitem");
+/** The reasons a card of Needs you gives, as chips. */
+function reasonChips(cardLocator: Locator): Locator {
+  return cardLocator.getByRole("list", { name: "Needs you because" }).getByRole("listitem");
 }
 
-const flagText = (title: string, result: IngestResult, code: string) =>
-  `${title}: ${result.flags.find((flag) => flag.code === code)?.reason ?? `(no ${code} flag)`}`;
-
-/** Packets posted over HTTP without their reports: the verdict was not sent, a flag like any other (decision 051), not a setup notice. */
-const noVerdict = (result: IngestResult) => flagText("No verdict", result, "verdict_missing");
+/** The reason the ingest gave a flag: a chip's title (these reasons do not repeat their title). */
+const reasonOf = (result: IngestResult, code: string) => result.flags.find((flag) => flag.code === code)?.reason ?? `(no ${code} flag)`;
 
 test("each card shows its next action, its highest severity and its flags with their reasons", async ({ page, request, agentToken }) => {
   const run = uniqueId("home");
@@ -41,13 +39,13 @@ test("each card shows its next action, its highest severity and its flags with t
     }),
   );
   const unratedKey = `${run}-unrated`;
-  const unrated = await storePacket(
+  await storePacket(
     request,
     agentToken,
     packetFor(unratedKey, { open_risks: ["two imports still use the old path"], next_action: `fix the imports of ${unratedKey}` }),
   );
   const quietKey = `${run}-quiet`;
-  const quiet = await storePacket(request, agentToken, packetFor(quietKey, { open_risks: [], next_action: `open a pull request for ${quietKey}` }));
+  await storePacket(request, agentToken, packetFor(quietKey, { open_risks: [], next_action: `open a pull request for ${quietKey}` }));
 
   await page.goto(`/?q=${encodeURIComponent(run)}`);
   await expect(page.getByRole("link", { name: "Baton" })).toBeVisible();
@@ -58,34 +56,32 @@ test("each card shows its next action, its highest severity and its flags with t
   await expect(dirtyCard.getByText(`review the prod plan of ${dirtyKey} with a human`, { exact: true })).toBeVisible();
   await expect(dirtyCard.getByText("critical", { exact: true })).toBeVisible();
   for (const lower of ["low", "medium", "no risks"]) await expect(dirtyCard.getByText(lower, { exact: true })).toHaveCount(0);
-  await expect(dirtyCard.getByLabel("Open risks by severity")).toHaveText("1 critical, 1 medium, 1 low");
-  await expect(dirtyCard.getByRole("list", { name: "Needs you because" }).getByRole("listitem")).toHaveText(["Dirty workbench", "1 unanswered question", "1 critical/high risk not acknowledged"]);
-  await expect(dirtyCard.getByText("verdict: missing", { exact: true })).toBeVisible();
-  await expect(flagItems(dirtyCard)).toHaveText([
-    flagText("Dirty workbench", dirty, "dirty_state"),
-    flagText("Open questions", dirty, "open_questions"),
-    noVerdict(dirty),
-  ]);
-  await expect(flagItems(dirtyCard).nth(2)).toContainText("verdict not sent");
-  await expect(flagItems(dirtyCard).first()).toContainText(
-    "Clean-state check found 2 blocking problems: infra/prod/vpc.tf modified and not committed; plan.tfplan.tmp left behind.",
+  // Needs you says why in chips; the counts and the verdict are the thread page's.
+  await expect(reasonChips(dirtyCard)).toHaveText(["Dirty workbench", "1 question for you", "1 critical/high risk to triage"]);
+  await expect(reasonChips(dirtyCard).first()).toHaveAttribute("title", reasonOf(dirty, "dirty_state"));
+  await expect(reasonChips(dirtyCard).first()).toHaveAttribute(
+    "title",
+    /Clean-state check found 2 blocking problems: infra\/prod\/vpc.tf modified and not committed; plan.tfplan.tmp left behind./,
   );
-  await expect(flagItems(dirtyCard).nth(1)).toContainText("1 question for a person, 1 blocking");
+  await expect(reasonChips(dirtyCard).nth(1)).toHaveAttribute("title", /1 question for a person, 1 blocking/);
+  // The question comes first: the card sits in the group of people waited on.
+  await expect(page.getByRole("heading", { name: /^Waiting on your answer/ })).toContainText("1 card");
 
   const unratedCard = card(page, unratedKey);
   await expect(cardsIn(page, "Ready").and(unratedCard)).toHaveCount(1);
   await expect(unratedCard.getByText(`fix the imports of ${unratedKey}`, { exact: true })).toBeVisible();
   await expect(unratedCard.getByText("medium", { exact: true })).toBeVisible();
-  await expect(flagItems(unratedCard)).toHaveText([flagText("Unknown severity", unrated, "unknown_severity"), noVerdict(unrated)]);
-  await expect(flagItems(unratedCard).first()).toContainText("1 risk without a recognised severity (none given), shown as medium.");
+  await expect(unratedCard.getByLabel("Open risks by severity")).toHaveText("1 medium");
+  await expect(unratedCard.getByText("Unknown severity", { exact: true })).toHaveAttribute("title", /1 risk without a recognised severity \(none given\), shown as medium./);
+  await expect(unratedCard.getByText("verdict: missing", { exact: true })).toBeVisible();
 
   const quietCard = card(page, quietKey);
   await expect(cardsIn(page, "Ready").and(quietCard)).toHaveCount(1);
   await expect(quietCard.getByText(`open a pull request for ${quietKey}`, { exact: true })).toBeVisible();
   await expect(quietCard.getByText("no risks", { exact: true })).toBeVisible();
   await expect(quietCard.getByText("no open risks", { exact: true })).toBeVisible();
-  // Its one flag: the verdict its pointer names was not sent (not a needs-a-person flag: it stays in Ready).
-  await expect(flagItems(quietCard)).toHaveText([noVerdict(quiet)]);
+  await expect(quietCard.getByText(/^no open risks · verdict: missing$/)).toBeVisible();
+  await expect(quietCard.getByRole("list", { name: "Needs you because" })).toHaveCount(0);
 });
 
 test("a thread without a next action says so, with the flag's reason, and needs a person", async ({ page, request, agentToken }) => {
@@ -104,11 +100,12 @@ test("a thread without a next action says so, with the flag's reason, and needs 
   await page.goto(`/?q=${encodeURIComponent(key)}`);
   const found = card(page, key);
   await expect(cardsIn(page, "Needs you").and(found)).toHaveCount(1);
-  await expect(found).toHaveAccessibleName(new RegExp(`${key}-agent.*No next action recorded`));
+  await expect(found.getByRole("link")).toHaveAccessibleName(new RegExp(`${key}-agent.*No next action recorded`));
   await expect(found.getByText("No next action recorded", { exact: true })).toBeVisible();
   await expect(found.getByText("high", { exact: true })).toBeVisible();
-  await expect(flagItems(found)).toHaveText([flagText("No next action", result, "missing_next_action"), noVerdict(result)]);
-  await expect(flagItems(found).first()).toContainText('next_action is the generator\'s placeholder "needs human"');
+  await expect(reasonChips(found)).toHaveText(["No next action", "1 critical/high risk to triage"]);
+  await expect(reasonChips(found).first()).toHaveAttribute("title", reasonOf(result, "missing_next_action"));
+  await expect(reasonChips(found).first()).toHaveAttribute("title", /next_action is the generator's placeholder "needs human"/);
 });
 
 test("only the active version of a thread is shown, and archived threads are not", async ({ page, request, agentToken }) => {

@@ -148,3 +148,25 @@ test("human endpoints refuse agent tokens, other origins, bodies that are not JS
   const ok = await api.post(url, { headers: fromPage(baseURL!), data: decision });
   expect(ok.status(), await ok.text()).toBe(200);
 });
+
+test("a lost race on the board is told above the columns after the card moved away, with a link to act on the new state", async ({ page, request, agentToken, baseURL }) => {
+  const key = uniqueId("race");
+  const stored = await storePacket(request, agentToken, packetFor(key, { agent: `${key}-agent`, open_risks: [] }));
+  // Without the live stream the board keeps showing what the person saw while someone else approves.
+  await page.route("**/api/v1/stream**", (route) => route.abort());
+  await page.goto(`/?q=${encodeURIComponent(key)}`);
+  await expect(column(page, "Ready").getByTestId("board-card")).toHaveCount(1);
+  const first = await page.request.post(threadPath(key, "/decision"), {
+    headers: fromPage(baseURL!),
+    data: { kind: "approved", packet_id: stored.packet_id, base_revision: 0 },
+  });
+  expect(first.status()).toBe(200);
+  await page.getByRole("button", { name: new RegExp(`^Approve ${key}-agent`) }).click();
+  // The refusal refreshes the board: the card moves to Approved, and the notice stays.
+  await expect(column(page, "Approved").getByTestId("board-card")).toHaveCount(1);
+  const notice = page.getByRole("alert").filter({ hasText: "Someone got there first" });
+  await expect(notice).toContainText(`${key}-agent (${key}): nothing was written: now approved by`);
+  await expect(notice.getByRole("link", { name: `${key}-agent (${key})` })).toHaveAttribute("href", `/threads/${encodeURIComponent(key)}`);
+  await notice.getByRole("button", { name: "Dismiss" }).click();
+  await expect(notice).toHaveCount(0);
+});

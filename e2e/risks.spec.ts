@@ -110,7 +110,8 @@ test("a regressed risk returns to the top", async ({ page, request, agentToken }
   await page.goto(`/?q=${key}`);
   await waitForLive(page);
   await expect(inColumn(page, "Needs you", key)).toBeVisible();
-  await expect(inColumn(page, "Needs you", key)).toHaveAttribute("title", "needs a person: 1 resolved risk(s) came back");
+  await expect(inColumn(page, "Needs you", key).getByRole("link")).toHaveAttribute("title", "needs a person: 1 resolved risk(s) came back");
+  await expect(inColumn(page, "Needs you", key).getByRole("list", { name: "Needs you because" })).toHaveText("1 resolved risk came back");
 });
 
 test("a long list comes a page at a time: Show more from the keyboard, and triage on the rows it loaded", async ({ page, request, agentToken }) => {

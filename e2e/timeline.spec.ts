@@ -43,6 +43,8 @@ test("the timeline shows a thread's versions and opens one", async ({ page, requ
   await expect(marker(page, key, 1)).toHaveAttribute("href", `/threads/${encodeURIComponent(key)}?to=${v1.packet_id}`);
   await expect(marker(page, key, 2)).toHaveAccessibleName(new RegExp(`^Version 2 of ${key}: medium, `));
   await expect(marker(page, key, 3)).toHaveAccessibleName(new RegExp(`^Version 3 of ${key}: high, `));
+  // Placed by the packet's own created_at, which differs from when Baton received it: both are told.
+  await expect(marker(page, key, 1)).toHaveAccessibleName(/ agent time, received /);
 
   // Posted within moments of each other, the markers overlap: the newest is on top, under the mouse.
   await marker(page, key, 3).hover();

@@ -18,6 +18,8 @@ const DATABASE_URL = `file:${path.join(ROOT, "baton.db")}`;
 const ADMIN = { username: "admin", password: "screenshots admin password" };
 /** A fleet the size people run (BATON_SCREENSHOTS_AGENTS, default 500), not the demo's 34. */
 const AGENTS = process.env.BATON_SCREENSHOTS_AGENTS ?? "500";
+/** Only these pages (BATON_SCREENSHOTS_PAGES=board,risks), to look again at one page quickly. */
+const ONLY = process.env.BATON_SCREENSHOTS_PAGES?.split(",").filter(Boolean);
 
 const VIEWS = [
   { name: "1440-light", viewport: { width: 1440, height: 900 }, colorScheme: "light" as const },
@@ -45,6 +47,7 @@ async function main() {
 
     const pages: { name: string; path: string; signedOut?: boolean }[] = [
       { name: "board", path: "/" },
+      { name: "board-list", path: "/?view=list" },
       { name: "thread", path: `/threads/${encodeURIComponent(threadKey)}` },
       { name: "risks", path: "/risks" },
       { name: "questions", path: "/questions" },
@@ -56,7 +59,7 @@ async function main() {
       { name: "sign-in", path: "/sign-in", signedOut: true },
     ];
     for (const view of VIEWS) {
-      for (const entry of pages) {
+      for (const entry of pages.filter((page) => !ONLY || ONLY.includes(page.name))) {
         const context = await browser.newContext({
           baseURL: server.baseURL,
           viewport: view.viewport,
@@ -69,6 +72,7 @@ async function main() {
         const file = path.join(OUT, `${entry.name}-${view.name}.png`);
         await page.screenshot({ path: file });
         console.log(file);
+        if (entry.name === "board") console.log(`  ${await needsYouAboveTheFold(page)} Needs you cards wholly above the fold`);
         if (entry.name === "board" && view.name === "1440-light") {
           // The README's picture: a JPEG-like size from a PNG of the first screenful.
           await page.screenshot({ path: path.resolve("docs/images/board.png"), clip: { x: 0, y: 0, width: 1440, height: 900 } });
@@ -80,6 +84,14 @@ async function main() {
     await browser.close();
     server.child.kill("SIGTERM");
   }
+}
+
+/** The figure the board is judged by at a glance: Needs you cards whose whole box is in the first screenful. */
+async function needsYouAboveTheFold(page: Page): Promise<number> {
+  const height = page.viewportSize()!.height;
+  const width = page.viewportSize()!.width;
+  const boxes = await page.getByRole("region", { name: /^Needs you\b/ }).getByTestId("board-card").evaluateAll((cards) => cards.map((card) => card.getBoundingClientRect().toJSON() as DOMRect));
+  return boxes.filter((box) => box.top >= 0 && box.bottom <= height && box.left >= 0 && box.right <= width).length;
 }
 
 /** Waits until the page's data is on screen (live pages keep a stream open: no network idle). */

@@ -22,7 +22,7 @@ export default async function RisksPage({ searchParams }: { searchParams: Search
   // The first page; the browser asks for the next ones on demand.
   const list = await listRisks({ ...(parsed.success ? parsed.data : {}), limit: RISK_PAGE_DEFAULT });
   return (
-    <main id="main" className="mx-auto w-full max-w-5xl flex-1 space-y-4 overflow-y-auto p-4">
+    <main id="main" className="mx-auto w-full max-w-7xl flex-1 space-y-4 overflow-y-auto p-4">
       <h1 className="text-2xl font-bold">Risks</h1>
       {parsed.success ? null : (
         <p role="alert" className="text-sm text-danger">

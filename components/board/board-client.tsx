@@ -9,8 +9,12 @@ import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useLiveQuery } from "@/lib/browser/use-live-query";
 import { applyBoardDelta, BOARD_RESYNC_MS } from "@/lib/browser/board-delta";
 import { boardDto, type BoardDto } from "@/lib/board/dto";
+import { compareNeedsYou } from "@/lib/board/needs-groups";
 import { Alert } from "@/components/ui/alert";
 import { BoardColumn } from "./board-column";
+import { BoardList } from "./board-list";
+import { LostRaces, ReportLostRace, type LostRace } from "./lost-races";
+import { viewOf, withoutView, type BoardView } from "./board-view";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
 import { plural } from "./card-reasons";
 import { EmptyBoard } from "./empty-board";
@@ -24,11 +28,13 @@ function filtersFrom(params: URLSearchParams): BoardFilterValues {
   return Object.fromEntries(FILTER_KEYS.map((key) => [key, params.get(key) ?? ""])) as unknown as BoardFilterValues;
 }
 
-function queryString(values: BoardFilterValues): string {
+function queryString(values: BoardFilterValues, view: BoardView): string {
   const params = new URLSearchParams();
   for (const key of FILTER_KEYS) if (values[key]) params.set(key, values[key]);
+  if (view === "list") params.set("view", "list");
   return params.toString();
 }
+
 
 const MOVES: Record<string, [number, number]> = {
   ArrowDown: [0, 1], j: [0, 1],
@@ -42,7 +48,9 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
-  const search = params.toString();
+  const view = viewOf(params);
+  // The data's address leaves the view out: both views show the same board.
+  const search = withoutView(params.toString());
   const filters = useMemo(() => filtersFrom(new URLSearchParams(search)), [search]);
   const searchRef = useRef<HTMLInputElement>(null);
   const [position, setPosition] = useState<Position | null>(null);
@@ -64,16 +72,26 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     refetchInterval: BOARD_RESYNC_MS,
   });
 
-  const setFilters = useCallback(
-    (values: BoardFilterValues) => {
-      const next = queryString(values);
+  const go = useCallback(
+    (values: BoardFilterValues, nextView: BoardView) => {
+      const next = queryString(values, nextView);
       router.replace(next ? `${pathname}?${next}` : pathname, { scroll: false });
       setPosition(null);
     },
     [router, pathname],
   );
+  const setFilters = useCallback((values: BoardFilterValues) => go(values, view), [go, view]);
 
-  const columns = board?.columns ?? [];
+  // Needs you in its groups' order whatever order its cards arrived in: the keyboard's rows are this order.
+  const columns = useMemo(
+    () => (board?.columns ?? []).map((column) => (column.id === "needs_you" ? { ...column, cards: [...column.cards].sort(compareNeedsYou) } : column)),
+    [board],
+  );
+  const [savedScroll] = useState(() => readScroll(search));
+  // The newest first, one per thread, a few at most: a card's own notice leaves with the card.
+  const [lostRaces, setLostRaces] = useState<LostRace[]>([]);
+  const reportLostRace = useCallback((race: LostRace) => setLostRaces((races) => [race, ...races.filter((known) => known.key !== race.key)].slice(0, 5)), []);
+  const saveScroll = useCallback((columnId: string, offset: number) => writeScroll(search, columnId, offset), [search]);
   // Keyboard shortcuts work wherever the focus is on the page (a fresh load leaves it on <body>).
   useDocumentKeys((event) => {
     const target = event.target as HTMLElement;
@@ -90,6 +108,8 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
       return;
     }
     const move = MOVES[event.key];
+    // The list is a table: Tab and the browser's own keys move through it.
+    if (view === "list") return;
     if (!move || typing || event.altKey || event.ctrlKey || event.metaKey) return;
     event.preventDefault();
     const start = position ?? { column: columns.findIndex((column) => column.count > 0), row: 0 };
@@ -114,34 +134,90 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
   // Ages are measured from when the server made the board, so server and browser render alike.
   const now = Date.parse(board?.generated_at ?? initialBoard.generated_at);
   return (
-    <div className="flex h-full min-h-0 flex-col gap-3">
-      <div className="flex flex-wrap items-end justify-between gap-3">
-        <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
-        <p className="text-xs text-muted" role="status" aria-live="polite">
-          {board ? plural(board.total, "thread") : "loading"} · {describeLive(live)}
-        </p>
-      </div>
-      {error ? <Alert>{error.message}</Alert> : null}
-      {board && board.total === 0 && !search ? (
-        <EmptyBoard />
-      ) : (
-        <div className="flex min-h-0 flex-1 snap-x snap-mandatory gap-3 overflow-x-auto md:snap-none" aria-label="Board" role="group">
-          {columns.map((column, index) => (
-            <BoardColumn
-              key={column.id}
-              id={column.id}
-              title={column.title}
-              count={column.count}
-              cards={column.cards}
-              now={now}
-              focusedRow={position?.column === index ? position.row : null}
-              focusRequest={position?.column === index ? focusRequest : 0}
-              onFocusRow={(row) => setPosition({ column: index, row })}
-              canAct={canAct}
-            />
-          ))}
+    <ReportLostRace.Provider value={reportLostRace}>
+      <div className="flex h-full min-h-0 flex-col gap-3">
+        <div className="flex flex-wrap items-end justify-between gap-3">
+          <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
+          <ViewSwitch view={view} onChange={(next) => go(filters, next)} />
+          <p className="text-xs text-muted" role="status" aria-live="polite">
+            {board ? plural(board.total, "thread") : "loading"} · {describeLive(live)}
+          </p>
         </div>
-      )}
+        {error ? <Alert>{error.message}</Alert> : null}
+        <LostRaces races={lostRaces} onDismiss={() => setLostRaces([])} />
+        {board && board.total === 0 && !search ? (
+          <EmptyBoard />
+        ) : view === "list" ? (
+          <BoardList
+            columns={columns}
+            now={now}
+            canAct={canAct}
+            complete={board?.complete ?? false}
+            savedScroll={savedScroll.list}
+            onScrolled={(offset) => saveScroll("list", offset)}
+          />
+        ) : (
+          <div className="flex min-h-0 flex-1 snap-x snap-mandatory gap-3 overflow-x-auto md:snap-none" aria-label="Board" role="group">
+            {columns.map((column, index) => (
+              <BoardColumn
+                key={column.id}
+                id={column.id}
+                title={column.title}
+                count={column.count}
+                cards={column.cards}
+                now={now}
+                focusedRow={position?.column === index ? position.row : null}
+                focusRequest={position?.column === index ? focusRequest : 0}
+                onFocusRow={(row) => setPosition({ column: index, row })}
+                canAct={canAct}
+                savedScroll={savedScroll[column.id]}
+                onScrolled={(offset) => saveScroll(column.id, offset)}
+              />
+            ))}
+          </div>
+        )}
+      </div>
+    </ReportLostRace.Provider>
+  );
+}
+
+/** Each column's scroll offset per filtered view, for the tab's session: Back from a thread lands where the person was. */
+const SCROLL_KEY = (search: string) => `baton:board-scroll:${search}`;
+
+function readScroll(search: string): Record<string, number> {
+  if (typeof window === "undefined") return {};
+  try {
+    const saved: unknown = JSON.parse(window.sessionStorage.getItem(SCROLL_KEY(search)) ?? "{}");
+    return saved && typeof saved === "object" ? (Object.fromEntries(Object.entries(saved).filter(([, offset]) => typeof offset === "number")) as Record<string, number>) : {};
+  } catch {
+    // Storage refused (private mode) or unreadable: start at the top.
+    return {};
+  }
+}
+
+function writeScroll(search: string, columnId: string, offset: number) {
+  try {
+    window.sessionStorage.setItem(SCROLL_KEY(search), JSON.stringify({ ...readScroll(search), [columnId]: Math.round(offset) }));
+  } catch {
+    // Storage refused: Back starts at the top, as before.
+  }
+}
+
+/** Board or list: two pressed-or-not buttons, the choice kept in the address (?view=list). */
+function ViewSwitch({ view, onChange }: { view: BoardView; onChange: (view: BoardView) => void }) {
+  return (
+    <div role="group" aria-label="View" className="flex rounded-md ring-1 ring-zinc-300 dark:ring-zinc-700">
+      {(["board", "list"] as const).map((choice) => (
+        <button
+          key={choice}
+          type="button"
+          aria-pressed={view === choice}
+          onClick={() => onChange(choice)}
+          className="min-h-8 px-3 text-sm capitalize first:rounded-l-md last:rounded-r-md focus-visible:outline-2 focus-visible:outline-focus aria-pressed:bg-sky-700 aria-pressed:text-white"
+        >
+          {choice}
+        </button>
+      ))}
     </div>
   );
 }

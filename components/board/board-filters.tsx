@@ -3,6 +3,7 @@
 import { forwardRef, useCallback, useEffect, useRef, useState } from "react";
 import { FLAG_CODES, FLAG_TITLES } from "@/lib/contract/lint";
 import { SEVERITIES } from "@/lib/contract/severity";
+import { Button } from "@/components/ui/button";
 import { Field, Input, Select } from "@/components/ui/field";
 
 export interface BoardFilterValues {
@@ -27,6 +28,9 @@ const serialise = (values: BoardFilterValues) => JSON.stringify(FILTER_KEYS.map(
 /** The board's filters; every value lives in the URL so that a view can be shared. */
 export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(function BoardFilters({ values, onChange }, searchRef) {
   const [draft, setDraft] = useState(values);
+  // On a phone the filters other than Search sit behind one button; wider screens always show them.
+  const [open, setOpen] = useState(false);
+  const active = FILTER_KEYS.filter((key) => key !== "q" && values[key]).length;
   // Values sent to the URL that have not landed yet. A navigation lands a moment after it is
   // sent: the person may have typed on meanwhile, and their newer text must not be undone.
   const pending = useRef<string[]>([]);
@@ -71,31 +75,41 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
     </Field>
   );
   return (
-    <form role="search" aria-label="Filter the board" className="grid w-full grid-cols-2 items-end gap-2 md:flex md:w-auto md:flex-wrap [&_input]:w-full [&_select]:w-full md:[&_input]:w-auto md:[&_select]:w-auto" onSubmit={(event) => event.preventDefault()}>
+    <form
+      role="search"
+      aria-label="Filter the board"
+      className="grid w-full grid-cols-[minmax(0,1fr)_auto] items-end gap-2 md:flex md:w-auto md:flex-wrap [&_input]:w-full [&_select]:w-full md:[&_input]:w-auto md:[&_select]:w-auto"
+      onSubmit={(event) => event.preventDefault()}
+    >
       {text("q", "Search (/)", searchRef)}
-      {text("agent", "Agent")}
-      {text("project", "Project")}
-      {text("branch", "Branch")}
-      <Field label="Severity">
-        <Select value={values.severity} onChange={(event) => choose("severity", event.target.value)}>
-          <option value="">any</option>
-          {SEVERITIES.map((severity) => (
-            <option key={severity} value={severity}>
-              {severity}
-            </option>
-          ))}
-        </Select>
-      </Field>
-      <Field label="Flag">
-        <Select value={values.flag} onChange={(event) => choose("flag", event.target.value)}>
-          <option value="">any</option>
-          {FLAG_CODES.map((code) => (
-            <option key={code} value={code}>
-              {FLAG_TITLES[code]}
-            </option>
-          ))}
-        </Select>
-      </Field>
+      <Button className="min-h-8 md:hidden" aria-expanded={open} aria-controls="board-more-filters" onClick={() => setOpen((shown) => !shown)}>
+        Filters{active ? ` (${active} active)` : ""}
+      </Button>
+      <div id="board-more-filters" className={`${open ? "grid" : "hidden"} col-span-2 grid-cols-2 items-end gap-2 md:contents`}>
+        {text("agent", "Agent")}
+        {text("project", "Project")}
+        {text("branch", "Branch")}
+        <Field label="Severity">
+          <Select value={values.severity} onChange={(event) => choose("severity", event.target.value)}>
+            <option value="">any</option>
+            {SEVERITIES.map((severity) => (
+              <option key={severity} value={severity}>
+                {severity}
+              </option>
+            ))}
+          </Select>
+        </Field>
+        <Field label="Flag">
+          <Select value={values.flag} onChange={(event) => choose("flag", event.target.value)}>
+            <option value="">any</option>
+            {FLAG_CODES.map((code) => (
+              <option key={code} value={code}>
+                {FLAG_TITLES[code]}
+              </option>
+            ))}
+          </Select>
+        </Field>
+      </div>
     </form>
   );
 });

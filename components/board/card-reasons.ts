@@ -21,11 +21,11 @@ export function cardReasons(card: BoardCardDto): CardReason[] {
   const unanswered = packet.human.unanswered_questions;
   for (const flag of packet.flags) {
     if (!NEEDS_PERSON_FLAGS.has(flag.code)) continue;
-    const text = flag.code === "open_questions" && unanswered > 0 ? plural(unanswered, "unanswered question") : FLAG_TITLES[flag.code];
-    reasons.push({ code: flag.code, text, detail: flag.reason });
+    const text = flag.code === "open_questions" && unanswered > 0 ? `${plural(unanswered, "question")} for you` : FLAG_TITLES[flag.code];
+    reasons.push({ code: flag.code, text, detail: flagReason(flag.code, flag.reason) });
   }
   const { unacknowledged_severe: severe, regressed } = card.attention;
-  if (severe > 0) reasons.push({ code: "severe_risks", text: `${plural(severe, "critical/high risk")} not acknowledged` });
+  if (severe > 0) reasons.push({ code: "severe_risks", text: `${plural(severe, "critical/high risk")} to triage` });
   if (regressed > 0) reasons.push({ code: "regressed_risks", text: `${plural(regressed, "resolved risk")} came back` });
   return reasons;
 }

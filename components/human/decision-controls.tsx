@@ -2,6 +2,7 @@
 
 import { useRef, useState, type KeyboardEvent } from "react";
 import type { HumanDecision } from "@/lib/human/section";
+import type { HumanStateDto } from "@/lib/human/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
@@ -21,6 +22,8 @@ interface DecisionControlsProps {
   tabIndex?: number;
   /** Words the instruction may quote (the failing check, the review's comment), one button each. */
   quotes?: readonly string[];
+  /** Called when the write was refused because someone or something got there first. */
+  onConflict?: (current: HumanStateDto | null) => void;
 }
 
 
@@ -29,8 +32,8 @@ interface DecisionControlsProps {
  * on a card and on the thread page. After a conflict the person sees the
  * current state and can send the same action again, based on it.
  */
-export function DecisionControls({ threadKey, packetId, revision, decision, name, tabIndex, quotes = [] }: DecisionControlsProps) {
-  const { status, send, reset } = useHumanAction(threadKey, "decision");
+export function DecisionControls({ threadKey, packetId, revision, decision, name, tabIndex, quotes = [], onConflict }: DecisionControlsProps) {
+  const { status, send, reset } = useHumanAction(threadKey, "decision", onConflict);
   const [intervening, setIntervening] = useState(false);
   const interveneButton = useRef<HTMLButtonElement>(null);
   const [instruction, setInstruction] = useState("");

@@ -17,7 +17,12 @@ export type ActionStatus =
  * Sends one human action for a thread (decision or answers) based on what the
  * person saw, and refreshes what shows it: the board's data and the page.
  */
-export function useHumanAction(threadKey: string, endpoint: "decision" | "answers") {
+export function useHumanAction(
+  threadKey: string,
+  endpoint: "decision" | "answers",
+  /** Told of a refused write too: a board whose card moves away with its own notice keeps one. */
+  onConflict?: (current: HumanStateDto | null) => void,
+) {
   const queryClient = useQueryClient();
   const router = useRouter();
   const [status, setStatus] = useState<ActionStatus>({ state: "idle" });
@@ -33,7 +38,9 @@ export function useHumanAction(threadKey: string, endpoint: "decision" | "answer
     }
     if (result.code === "conflict") {
       const details = conflictDetailsDto.safeParse(result.details);
-      setStatus({ state: "conflict", message: result.message, current: details.success ? (details.data.current[0] ?? null) : null });
+      const current = details.success ? (details.data.current[0] ?? null) : null;
+      setStatus({ state: "conflict", message: result.message, current });
+      onConflict?.(current);
       void queryClient.invalidateQueries({ queryKey: ["board"] });
       router.refresh();
       return false;

@@ -48,15 +48,23 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
   const [draft, setDraft] = useState("");
   const [pending, setPending] = useState(false);
   const [alert, setAlert] = useState<string | null>(null);
+  // An answer for several threads waits for one confirmation that names how many.
+  const [confirming, setConfirming] = useState<string | null>(null);
   const threads = group.items.length;
 
-  const send = async (answer: string) => {
+  const send = async (answer: string, confirmed = false) => {
     if (pending) return;
     const text = answer.trim();
     if (!text) {
       setAlert("Type an answer first.");
       return;
     }
+    if (threads > 1 && !confirmed) {
+      setAlert(null);
+      setConfirming(text);
+      return;
+    }
+    setConfirming(null);
     setPending(true);
     setAlert(null);
     const targets = group.items.map((item) => ({
@@ -188,6 +196,36 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
             </Button>
             <span className="text-xs text-muted">{pending ? "Sending…" : "Ctrl+Enter sends · Esc goes back to the list"}</span>
           </div>
+          {confirming !== null ? (
+            <div
+              role="group"
+              aria-label="Confirm the answer"
+              className="flex flex-wrap items-center gap-2 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-950 ring-1 ring-amber-200 dark:bg-amber-950 dark:text-amber-100 dark:ring-amber-900"
+              onKeyDown={(event) => {
+                if (event.key !== "Escape") return;
+                event.preventDefault();
+                event.stopPropagation();
+                setConfirming(null);
+                textarea.current?.focus();
+              }}
+            >
+              <span className="min-w-0 break-words">
+                Send &ldquo;<AgentText text={confirming} />&rdquo; to all {threads} threads?
+              </span>
+              <Button variant="primary" autoFocus onClick={() => void send(confirming, true)}>
+                Yes, send to {threads} threads
+              </Button>
+              <Button
+                variant="link"
+                onClick={() => {
+                  setConfirming(null);
+                  textarea.current?.focus();
+                }}
+              >
+                Cancel
+              </Button>
+            </div>
+          ) : null}
           {alert ? <Alert>{alert}</Alert> : null}
         </form>
       ) : group.options.length ? (

@@ -64,9 +64,9 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
       data-fingerprint={group.fingerprint}
       data-selected={selected ? "true" : undefined}
       onFocus={onFocusRow}
-      className={`flex gap-3 rounded-lg border-l-4 p-3 shadow-sm ring-1 outline-none focus-visible:ring-2 focus-visible:ring-focus ${
-        group.regressed ? "ring-red-300 dark:ring-red-900" : "ring-line"
-      } ${selected ? "bg-sky-50 dark:bg-sky-950" : "bg-surface"} ${current ? "border-sky-500" : "border-transparent"}`}
+      className={`grid grid-cols-[auto_minmax(0,1fr)] items-start gap-x-3 gap-y-1 border-b border-l-4 px-2 py-1.5 text-sm outline-none focus-visible:ring-2 focus-visible:ring-focus md:grid-cols-[1.5rem_7rem_minmax(0,1fr)_minmax(0,26rem)_9rem] ${
+        group.regressed ? "border-b-red-300 dark:border-b-red-900" : "border-b-line"
+      } ${selected ? "bg-sky-50 dark:bg-sky-950" : "bg-surface"} ${current ? "border-l-sky-500" : "border-l-transparent"}`}
     >
       {canAct ? (
         <input
@@ -75,53 +75,72 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
           onChange={onToggle}
           aria-label={`Select ${visibleText(group.detail)}`}
           tabIndex={current ? 0 : -1}
-          className="mt-1 size-4 shrink-0 accent-sky-700"
+          className="mt-0.5 size-4 shrink-0 accent-sky-700"
         />
-      ) : null}
-      <div className="min-w-0 flex-1">
-        <div className="flex flex-wrap items-center gap-2">
-          <SeverityBadge severity={group.severity} />
-          {group.states.map((state) => (
-            <StateBadge key={state} state={state} />
-          ))}
-        </div>
-        <p id={detailId} className="mt-1 font-medium break-words whitespace-pre-wrap">
-          <AgentText text={group.detail} multiline />
-        </p>
-        <ul className="mt-1 space-y-0.5 text-sm" aria-label="Threads carrying it">
-          {group.threads.map((thread) => (
-            <li key={thread.thread_key} className="flex flex-wrap items-center gap-x-2 break-words">
-              <ThreadLink threadKey={thread.thread_key} className="font-mono text-link underline">
-                <AgentText text={thread.thread_key} />
-              </ThreadLink>
-              <span className="text-muted">· {thread.agent ? <AgentText text={thread.agent} /> : "unknown agent"}</span>
-              {thread.severity !== group.severity ? <span className="text-xs text-muted">· {thread.severity}</span> : null}
-              {group.threads.length > 1 || thread.state !== "open" ? <StateBadge state={thread.state} /> : null}
-              {thread.triage ? (
-                <span className="text-xs text-muted">
-                  by {thread.triage.by}
-                  {thread.triage.state === "snoozed" ? (
-                    thread.triage.snoozed_until ? (
-                      <>
-                        {" "}
-                        until <Moment iso={thread.triage.snoozed_until} />
-                      </>
-                    ) : (
-                      " until its severity rises"
-                    )
-                  ) : null}
-                </span>
-              ) : null}
-            </li>
-          ))}
-        </ul>
-        <p className="mt-1 flex flex-wrap gap-x-3 text-xs text-muted">
-          <Seen label="first seen" at={group.first_seen} now={now} />
-          <Seen label="last seen" at={group.last_seen} now={now} />
-          <span>{plural(group.occurrences, "occurrence")}</span>
-          <span>{plural(group.threads.length, "thread")}</span>
-        </p>
+      ) : (
+        <span />
+      )}
+      <div className="flex flex-wrap items-center gap-1">
+        <SeverityBadge severity={group.severity} />
+        {group.states.map((state) => (
+          <StateBadge key={state} state={state} />
+        ))}
       </div>
+      <p id={detailId} className="col-start-2 font-medium break-words whitespace-pre-wrap md:col-start-auto">
+        <AgentText text={group.detail} multiline />
+      </p>
+      <div className="col-start-2 text-xs md:col-start-auto">
+        <ThreadList threads={group.threads.slice(0, THREADS_SHOWN)} group={group} label="Threads carrying it" />
+        {group.threads.length > THREADS_SHOWN ? (
+          <details>
+            <summary className="min-h-6 cursor-pointer text-link">{plural(group.threads.length - THREADS_SHOWN, "more thread")}</summary>
+            <ThreadList threads={group.threads.slice(THREADS_SHOWN)} group={group} label="More threads carrying it" />
+          </details>
+        ) : null}
+      </div>
+      <p className="col-start-2 flex flex-wrap gap-x-2 text-xs text-muted md:col-start-auto md:flex-col">
+        <Seen label="first seen" at={group.first_seen} now={now} />
+        <Seen label="last seen" at={group.last_seen} now={now} />
+        <span>
+          {plural(group.occurrences, "occurrence")} · {plural(group.threads.length, "thread")}
+        </span>
+      </p>
     </div>
+  );
+}
+
+/** A row shows its first two threads; the rest open below them (a risk that nine threads carry would be nine lines). */
+const THREADS_SHOWN = 2;
+
+function ThreadList({ threads, group, label }: { threads: RiskGroupDto["threads"]; group: RiskGroupDto; label: string }) {
+  return (
+    <ul className="space-y-0.5" aria-label={label}>
+      {threads.map((thread) => (
+        <li key={thread.thread_key} className="flex flex-wrap items-center gap-x-1.5 break-words">
+          <ThreadLink threadKey={thread.thread_key} className="font-mono text-link underline">
+            <AgentText text={thread.thread_key} />
+          </ThreadLink>
+          <span className="text-muted">· {thread.agent ? <AgentText text={thread.agent} /> : "unknown agent"}</span>
+          {thread.severity !== group.severity ? <span className="text-muted">· {thread.severity}</span> : null}
+          {/* A thread's own state only where the row's threads differ: otherwise the row's badge says it. */}
+          {group.states.length > 1 ? <StateBadge state={thread.state} /> : null}
+          {thread.triage ? (
+            <span className="text-muted">
+              by {thread.triage.by}
+              {thread.triage.state === "snoozed" ? (
+                thread.triage.snoozed_until ? (
+                  <>
+                    {" "}
+                    until <Moment iso={thread.triage.snoozed_until} />
+                  </>
+                ) : (
+                  " until its severity rises"
+                )
+              ) : null}
+            </span>
+          ) : null}
+        </li>
+      ))}
+  </ul>
   );
 }

@@ -34,11 +34,11 @@ export function sectionsOf(groups: RiskGroupDto[]): Section[] {
 /** The sections with their headings; `row` renders each risk. */
 export function RiskSections({ sections, row }: { sections: Section[]; row: (group: RiskGroupDto) => React.ReactNode }) {
   return sections.map((section) => (
-    <section key={section.id} aria-labelledby={`risks-${section.id}`} className="space-y-2">
-      <h2 id={`risks-${section.id}`} className={`text-lg font-semibold ${section.id === "regressed" ? "text-danger" : ""}`}>
+    <section key={section.id} aria-labelledby={`risks-${section.id}`} className="space-y-1">
+      <h2 id={`risks-${section.id}`} className={`text-base font-semibold ${section.id === "regressed" ? "text-danger" : ""}`}>
         {section.title} <span className="text-sm font-normal text-muted">({section.groups.length})</span>
       </h2>
-      <div role="list" aria-label={section.label} className="space-y-2">
+      <div role="list" aria-label={section.label} className="overflow-hidden rounded-lg ring-1 ring-line">
         {section.groups.map(row)}
       </div>
     </section>

@@ -145,7 +145,7 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
       {ordered.length === 0 ? (
         <EmptyList ref={emptyRef}>{list ? "No risks need triage here." : "Loading…"}</EmptyList>
       ) : (
-        <div ref={listRef} className="space-y-5">
+        <div ref={listRef} className="space-y-4">
           <RiskSections
             sections={sections}
             row={(group) => (

@@ -32,14 +32,19 @@ export function laneMarkers(lane: TimelineLaneDto, from: number, to: number): Ti
   const name = laneName(lane);
   const numbers = new Map(lane.versions.map((version) => [version.id, version.number]));
   const versions: TimelineMarker[] = lane.versions.map((version) => {
-    const at = Date.parse(version.received_at);
+    const at = Date.parse(version.at);
+    // Both times when the agent's differs from Baton's: a late packet is placed when it was made.
+    const when =
+      version.at_source === "agent"
+        ? `${formatMoment(version.at)} agent time, received ${formatMoment(version.received_at)}`
+        : `${formatMoment(version.received_at)} received`;
     return {
       kind: "version",
       key: `v:${version.id}`,
       x: positionOf(at, from, to),
       at,
       href: versionHref(lane.key, version.id),
-      label: `Version ${version.number} of ${name}: ${version.highest_severity ?? "no risks"}, ${formatMoment(version.received_at)}`,
+      label: `Version ${version.number} of ${name}: ${version.highest_severity ?? "no risks"}, ${when}`,
       detail: version.next_action ?? "no next action",
       severity: version.highest_severity,
       action: null,

@@ -47,9 +47,12 @@ export async function renderedKeys(page: Page, title: ColumnTitle): Promise<stri
   return keys.sort((a, b) => a.top - b.top).map((entry) => entry.key);
 }
 
-/** The data-thread-key of the focused element, or null when no card has the focus. */
+/** The thread key of the card whose link has the focus, or null when no card's link has it. */
 export function focusedKey(page: Page): Promise<string | null> {
-  return page.evaluate(() => document.activeElement?.getAttribute("data-thread-key") ?? null);
+  return page.evaluate(() => {
+    const active = document.activeElement;
+    return active?.tagName === "A" ? (active.closest('[data-testid="board-card"]')?.getAttribute("data-thread-key") ?? null) : null;
+  });
 }
 
 /** Waits until the board's status says that the live stream is open. */

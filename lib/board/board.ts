@@ -4,7 +4,7 @@ import { database } from "../db/client";
 import { inChunks } from "../db/sql";
 import type { Flag, FlagCode } from "../contract/lint";
 import type { ThreadCardDto } from "../views/threads/dto";
-import { boardDto, compareBoardCards, type BoardCardDto, type BoardDto } from "./dto";
+import { boardDto, type BoardCardDto, type BoardDto } from "./dto";
 import type { ThreadFilters } from "../views/threads/filters";
 import { cardSelect, filterWhere, toCards } from "../views/threads/queries";
 import { COLUMNS, COLUMN_TITLES, decideColumn, isStale, type Column } from "./columns";
@@ -19,6 +19,7 @@ import { workFlags } from "../integrations/work-flags";
 import type { ThreadWorkDto } from "../integrations/dto";
 import { loadVersionUsage } from "../views/usage/version-usage";
 import type { CardUsageDto } from "../views/usage/dto";
+import { columnOrder } from "./needs-groups";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
 
@@ -156,7 +157,7 @@ export async function loadBoard(
     byColumn.get(placed.column)!.push(placed);
   }
   const columns = COLUMNS.map((id) => {
-    const cards = byColumn.get(id)!.sort(compareBoardCards);
+    const cards = byColumn.get(id)!.sort(columnOrder(id));
     return { id, title: COLUMN_TITLES[id], count: cards.length, cards: cards.slice(0, limit) };
   });
   return boardDto.parse({

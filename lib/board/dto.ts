@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { severityRank, type Severity } from "../contract/severity";
 import { threadCardDto } from "../views/threads/dto";
 import { verdictSummaryDto } from "../views/verdict/dto";
 import { COLUMNS } from "./columns";
@@ -35,16 +34,6 @@ export const boardDto = z.object({
 });
 export type BoardDto = z.infer<typeof boardDto>;
 
-const rank = (severity: Severity | null) => (severity ? severityRank(severity) : 0);
-
-/** Within a column: the most severe first, then the most recently active (the server's order and the browser's, after a delta). */
-export function compareBoardCards(a: BoardCardDto, b: BoardCardDto): number {
-  return (
-    rank(b.active_packet.highest_severity) - rank(a.active_packet.highest_severity) ||
-    b.updated_at.localeCompare(a.updated_at) ||
-    a.key.localeCompare(b.key)
-  );
-}
 
 /**
  * What a batch of ledger events changed on a board with given filters, computed once for every

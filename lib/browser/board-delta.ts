@@ -1,4 +1,5 @@
-import { boardDeltaDto, compareBoardCards, type BoardDto } from "../board/dto";
+import { boardDeltaDto, type BoardDto } from "../board/dto";
+import { columnOrder } from "../board/needs-groups";
 
 /**
  * How often a board that follows deltas is fetched whole all the same: a snooze ending moves a
@@ -26,7 +27,7 @@ export function applyBoardDelta(board: BoardDto, frame: unknown): BoardDto | nul
     const kept = column.cards.filter((card) => !changed.has(card.key));
     // An untouched column keeps its identity: React skips it.
     if (!added.length && kept.length === column.cards.length) return column;
-    const cards = [...kept, ...added].sort(compareBoardCards);
+    const cards = [...kept, ...added].sort(columnOrder(column.id));
     return { ...column, count: cards.length, cards };
   });
   return { ...board, generated_at: delta.generated_at, total: columns.reduce((sum, column) => sum + column.count, 0), columns };

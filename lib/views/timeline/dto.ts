@@ -40,6 +40,9 @@ export const timelineVersionDto = z.object({
   /** Its place in the thread's order, 1 for the first version (as on the thread page). */
   number: z.number().int().min(1),
   received_at: z.string(),
+  /** Where the marker sits: the agent's time (the packet's created_at, when plausible) or, without one, received_at. */
+  at: z.string(),
+  at_source: z.enum(["agent", "received"]),
   highest_severity: z.enum(SEVERITIES).nullable(),
   next_action: z.string().nullable(),
 });

@@ -27,23 +27,39 @@ const iso = (value: string) => new Date(value).toISOString();
 const cut = (text: string | null) =>
   text !== null && text.length > TIMELINE_NEXT_ACTION_MAX ? `${text.slice(0, TIMELINE_NEXT_ACTION_MAX - 1)}…` : text;
 
-/** Versions received in the span, numbered in their thread's order (sortAt, then arrival, then id), oldest first. */
+/**
+ * Versions placed in the span by the agent's time when it is plausible (sortAt: the packet's
+ * created_at unless it is in the future, lib/ingest/ordering.ts), else by received time,
+ * numbered in their thread's order (sortAt, then arrival, then id), oldest first.
+ */
 async function readVersions(sql: SqlExecutor, threadIds: Prisma.Sql, from: Date, to: Date) {
-  const rows = await sql.query<{ id: string; threadId: string; number: number | bigint; receivedAt: string; highestSeverity: string | null; nextAction: string | null }>(Prisma.sql`
-    SELECT v."id", v."threadId", n."number", v."receivedAt", v."highestSeverity", substr(v."nextAction", 1, ${TIMELINE_NEXT_ACTION_MAX + 1}) AS "nextAction"
+  const rows = await sql.query<{
+    id: string;
+    threadId: string;
+    number: number | bigint;
+    receivedAt: string;
+    sortAt: string | null;
+    highestSeverity: string | null;
+    nextAction: string | null;
+  }>(Prisma.sql`
+    SELECT v."id", v."threadId", n."number", v."receivedAt", v."sortAt", v."highestSeverity", substr(v."nextAction", 1, ${TIMELINE_NEXT_ACTION_MAX + 1}) AS "nextAction"
     FROM (
-      SELECT "id", "receivedAt", ROW_NUMBER() OVER (PARTITION BY "threadId" ORDER BY "sortAt", "receivedAt", "id") AS "number"
+      SELECT "id", COALESCE("sortAt", "receivedAt") AS "placedAt", ROW_NUMBER() OVER (PARTITION BY "threadId" ORDER BY "sortAt", "receivedAt", "id") AS "number"
       FROM "PacketVersion" WHERE "threadId" IN (${threadIds})
     ) n JOIN "PacketVersion" v ON v."id" = n."id"
-    WHERE n."receivedAt" >= ${from} AND n."receivedAt" <= ${to}
-    ORDER BY v."receivedAt", v."id"`);
+    WHERE n."placedAt" >= ${from} AND n."placedAt" <= ${to}
+    ORDER BY n."placedAt", v."id"`);
   const byThread = new Map<string, TimelineVersionDto[]>();
   for (const row of rows) {
     const versions = byThread.get(row.threadId) ?? [];
+    const receivedAt = iso(row.receivedAt);
+    const agentAt = row.sortAt === null ? null : iso(row.sortAt);
     versions.push({
       id: row.id,
       number: Number(row.number),
-      received_at: iso(row.receivedAt),
+      received_at: receivedAt,
+      at: agentAt ?? receivedAt,
+      at_source: agentAt !== null && agentAt !== receivedAt ? "agent" : "received",
       highest_severity: row.highestSeverity as TimelineVersionDto["highest_severity"],
       next_action: cut(row.nextAction),
     });

@@ -78,12 +78,14 @@ describe("loadTimeline", () => {
     expect(dto.lanes[0]).toMatchObject({ agent: "tl-bot", project: "tl/pay", branch: "main", topic: null });
   });
 
-  it("marks each version received in the window with its number, severity and next action, oldest first", async () => {
+  it("marks each version in the window by the agent's time (received time without one) with its number, severity and next action, oldest first", async () => {
     const [refunds] = (await timeline({ window: "24h" })).lanes;
+    const received = (hours: number) => ({ received_at: hoursAgo(hours).toISOString(), at: hoursAgo(hours).toISOString(), at_source: "received" });
     expect(refunds!.versions).toEqual([
-      { id: ids.r2, number: 3, received_at: hoursAgo(5).toISOString(), highest_severity: "critical", next_action: "review the prod plan" },
-      { id: ids.r3, number: 4, received_at: hoursAgo(1).toISOString(), highest_severity: "medium", next_action: expect.stringMatching(/^next step/) },
-      { id: ids.late, number: 2, received_at: hoursAgo(0.5).toISOString(), highest_severity: null, next_action: expect.stringMatching(/^next step/) },
+      // Made 6 h ago, received half an hour ago: placed when it was made, both times told.
+      { id: ids.late, number: 2, received_at: hoursAgo(0.5).toISOString(), at: hoursAgo(6).toISOString(), at_source: "agent", highest_severity: null, next_action: expect.stringMatching(/^next step/) },
+      { id: ids.r2, number: 3, ...received(5), highest_severity: "critical", next_action: "review the prod plan" },
+      { id: ids.r3, number: 4, ...received(1), highest_severity: "medium", next_action: expect.stringMatching(/^next step/) },
     ]);
     expect(refunds!.versions_omitted).toBe(0);
     // The same numbers as the thread page's v1..vN (newest first there).
@@ -92,7 +94,7 @@ describe("loadTimeline", () => {
     for (const version of refunds!.versions) expect(version.number).toBe(numbers[version.id]);
 
     const wider = (await timeline({ window: "7d" })).lanes[0]!;
-    expect(wider.versions.map((version) => version.id)).toEqual([ids.r1, ids.r2, ids.r3, ids.late]);
+    expect(wider.versions.map((version) => version.id)).toEqual([ids.r1, ids.late, ids.r2, ids.r3]);
   });
 
   it("marks people's decisions and session reports, ticks of a kind close together merged", async () => {
