@@ -368,13 +368,15 @@ test.describe("Needs you at a glance", () => {
 
   test("Back from a thread puts Needs you where it was scrolled to, with the filters", async ({ page, request, agentToken }) => {
     const run = uniqueId("back");
-    for (let index = 0; index < 16; index++) {
+    for (let index = 0; index < 24; index++) {
       await storePacket(request, agentToken, packetFor(`${run}/${String(index).padStart(2, "0")}`, { open_risks: [{ severity: "high", detail: "a" }] }));
     }
     await page.setViewportSize({ width: 1280, height: 600 });
     await page.goto(`/?q=${encodeURIComponent(run)}`);
-    await expect(cardsIn(page, "Needs you").first()).toBeVisible();
     const list = column(page, "Needs you").getByRole("list", { name: "Needs you cards" });
+    // The whole column, not the first paint's first cards: its height is what is scrolled.
+    await expect(column(page, "Needs you").getByRole("heading", { level: 3 })).toContainText("24 cards");
+    await expect.poll(() => list.evaluate((element) => element.scrollHeight - element.clientHeight)).toBeGreaterThan(200);
     // Halfway down: a position the first screenful does not have.
     const offset = await list.evaluate((element) => Math.floor((element.scrollHeight - element.clientHeight) / 2));
     expect(offset).toBeGreaterThan(100);

@@ -74,13 +74,15 @@ test("each card shows its next action, its highest severity and its flags with t
   await expect(unratedCard.getByLabel("Open risks by severity")).toHaveText("1 medium");
   await expect(unratedCard.getByText("Unknown severity", { exact: true })).toHaveAttribute("title", /1 risk without a recognised severity \(none given\), shown as medium./);
   await expect(unratedCard.getByText("verdict: missing", { exact: true })).toBeVisible();
+  // The verdict its pointer names was not sent: a flag that needs nobody (it stays in Ready).
+  await expect(unratedCard.getByText("No verdict", { exact: true })).toHaveAttribute("title", /verdict not sent/);
 
   const quietCard = card(page, quietKey);
   await expect(cardsIn(page, "Ready").and(quietCard)).toHaveCount(1);
   await expect(quietCard.getByText(`open a pull request for ${quietKey}`, { exact: true })).toBeVisible();
   await expect(quietCard.getByText("no risks", { exact: true })).toBeVisible();
   await expect(quietCard.getByText("no open risks", { exact: true })).toBeVisible();
-  await expect(quietCard.getByText(/^no open risks · verdict: missing$/)).toBeVisible();
+  await expect(quietCard.getByText(/^no open risks · verdict: missing · No verdict$/)).toBeVisible();
   await expect(quietCard.getByRole("list", { name: "Needs you because" })).toHaveCount(0);
 });
 

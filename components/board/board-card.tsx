@@ -1,7 +1,7 @@
 import { ThreadLink } from "@/components/shared/thread-link";
 import { forwardRef, Fragment, useContext } from "react";
 import type { BoardCardDto } from "@/lib/board/dto";
-import { FLAG_TITLES, NEEDS_PERSON_FLAGS } from "@/lib/contract/lint";
+import { FLAG_TITLES } from "@/lib/contract/lint";
 import { SEVERITIES } from "@/lib/contract/severity";
 import { SeverityBadge } from "@/components/shared/severity-badge";
 import { visibleText } from "@/lib/contract/invisible";
@@ -22,9 +22,6 @@ interface BoardCardProps {
   /** Whether the person may approve and intervene (the server checks again). */
   canAct: boolean;
 }
-
-/** Flags a card names in its quiet line: the loud ones are reasons. */
-const quietFlags = (card: BoardCardDto) => card.active_packet.flags.filter((flag) => !NEEDS_PERSON_FLAGS.has(flag.code));
 
 /**
  * One thread on the board in three lines: who (agent, project, branch, age), what (the next
@@ -75,6 +72,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
             {reasons.map((reason) => (
               <li
                 key={reason.code}
+                data-reason={reason.code}
                 title={reason.detail ? visibleText(reason.detail) : undefined}
                 className="rounded-full bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-950 dark:bg-amber-950 dark:text-amber-100"
               >
@@ -116,7 +114,10 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
   );
 });
 
-/** The quiet line of a card that needs nobody: its open risks, its verdict and the flags that need nobody. */
+/**
+ * The quiet line of a card with no reasons to show (it needs nobody now, or a person has
+ * decided): its open risks, its verdict and every flag it carries, as the thread page lists them.
+ */
 export function CardDetails({ card }: { card: BoardCardDto }) {
   const packet = card.active_packet;
   const counts = SEVERITIES.filter((severity) => packet.risk_counts[severity] > 0);
@@ -128,10 +129,12 @@ export function CardDetails({ card }: { card: BoardCardDto }) {
       <span className={VERDICT_STYLE[card.verdict.state]} title={visibleText(verdictReasons.join("; "))}>
         verdict: {card.verdict.state}
       </span>
-      {quietFlags(card).map((flag) => (
+      {packet.flags.map((flag) => (
         <Fragment key={flag.code}>
           {" · "}
-          <span title={visibleText(flagReason(flag.code, flag.reason))}>{FLAG_TITLES[flag.code]}</span>
+          <span data-flag={flag.code} title={visibleText(flagReason(flag.code, flag.reason))}>
+            {FLAG_TITLES[flag.code]}
+          </span>
         </Fragment>
       ))}
     </p>

@@ -249,5 +249,22 @@ export function normalisePacket(
     usage: present(input.usage) ? normaliseUsage(input.usage) : undefined,
     extra,
   });
-  return { canonical, notes };
+  return { canonical: withoutNul(canonical), notes };
+}
+
+/**
+ * U+0000 read as U+FFFD in every string of the canonical form (keys too): no database text
+ * holds it (PostgreSQL refuses it), and nobody can see it. The packet as received keeps it,
+ * escaped in its JSON text.
+ */
+export function withoutNul<T>(value: T): T {
+  if (typeof value === "string") return (value.includes("\u0000") ? value.replaceAll("\u0000", "\uFFFD") : value) as T;
+  if (Array.isArray(value)) return value.map(withoutNul) as T;
+  if (value && typeof value === "object") {
+    const copy: Record<string, unknown> = {};
+    // defineProperty: a key such as "__proto__" stays plain data.
+    for (const [key, item] of Object.entries(value)) Object.defineProperty(copy, withoutNul(key), { value: withoutNul(item), enumerable: true, writable: true, configurable: true });
+    return copy as T;
+  }
+  return value;
 }
