@@ -5,6 +5,7 @@ import { createFirstAdmin } from "../auth/users";
 import type { Person } from "../auth/roles";
 import { database } from "../db/client";
 import { toLedgerEventDto, type LedgerEventDto } from "../events/ledger";
+import { THREADLESS_KINDS } from "../events/dto";
 import { openStreamCount } from "../events/ledger-stream";
 import { decide } from "../human/actions";
 import { ingestPacket } from "../ingest/ingest";
@@ -119,6 +120,10 @@ describe("computeBoardDelta applied by the browser", () => {
     const events = await eventsAfter(from);
     expect(events.map((event) => event.kind)).toEqual(["token_created"]);
     expect(await computeBoardDelta(events, filters())).toMatchObject({ upserts: [], removes: [], refetch: false });
+    // Every kind that is never about a thread, integrations' too, changes no card.
+    for (const kind of THREADLESS_KINDS) {
+      expect(await computeBoardDelta([{ ...events[0]!, kind }], filters()), kind).toMatchObject({ upserts: [], removes: [], refetch: false });
+    }
     const unknown = { ...events[0]!, kind: "thread_stale" as const, thread_key: null };
     expect(await computeBoardDelta([unknown], filters())).toMatchObject({ refetch: true });
     const board = await loadBoard(filters());

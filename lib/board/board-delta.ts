@@ -1,7 +1,7 @@
 import "server-only";
 import { z } from "zod";
 import { BatonError } from "../core/errors";
-import type { LedgerEventDto, LedgerKind } from "../events/dto";
+import { threadsNamedBy, type LedgerEventDto } from "../events/dto";
 import { deltaFrame, sharedFrame, sharedFramesMade } from "../events/shared-frames";
 import { threadFiltersSchema, type ThreadFilters } from "../views/threads/filters";
 import { loadBoard } from "./board";
@@ -14,23 +14,6 @@ import { readActiveThreadsAround } from "./watchdog/findings";
  * function the board uses (loadBoard with `keys`), and every stream asking for those filters
  * sends the same frame. No viewer makes the server read the whole board for an event.
  */
-
-/** Events about no thread: people, tokens, sign-ins, webhooks, rejected packets. */
-export const NOT_ABOUT_THREADS: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
-  "ingest_error",
-  "token_created",
-  "token_revoked",
-  "user_created",
-  "user_role_changed",
-  "user_disabled",
-  "user_enabled",
-  "user_password_set",
-  "signed_in",
-  "signed_out",
-  "webhook_created",
-  "webhook_changed",
-  "webhook_deleted",
-]);
 
 /** How many deltas this process has computed, of every view (bench:viewers and the tests compare it with the viewers). */
 export const boardDeltasComputed = sharedFramesMade;
@@ -53,8 +36,8 @@ export function boardStreamFilters(board: string | undefined): ThreadFilters | n
 export async function computeBoardDelta(events: readonly LedgerEventDto[], filters: ThreadFilters): Promise<BoardDeltaDto> {
   const seq = events.at(-1)?.seq ?? 0;
   const none = (refetch: boolean): BoardDeltaDto => ({ view: "board", seq, generated_at: new Date().toISOString(), upserts: [], removes: [], refetch });
-  if (events.some((event) => event.thread_key === null && !NOT_ABOUT_THREADS.has(event.kind))) return none(true);
-  const keys = [...new Set(events.flatMap((event) => (event.thread_key === null ? [] : [event.thread_key])))];
+  const keys = threadsNamedBy(events);
+  if (keys === null) return none(true);
   if (!keys.length) return none(false);
   // A packet can start or end a duplicate topic on the threads of its project and branch: their cards are placed too.
   const peers = await readActiveThreadsAround(keys);

@@ -48,6 +48,34 @@ export const LEDGER_KINDS = [
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
+/** Kinds never about a thread: people, tokens, sign-ins, webhooks, integrations, rejected packets. */
+export const THREADLESS_KINDS: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
+  "ingest_error",
+  "token_created",
+  "token_revoked",
+  "user_created",
+  "user_role_changed",
+  "user_disabled",
+  "user_enabled",
+  "user_password_set",
+  "signed_in",
+  "signed_out",
+  "webhook_created",
+  "webhook_changed",
+  "webhook_deleted",
+  "integration_created",
+  "integration_deleted",
+]);
+
+/**
+ * The threads a batch of events names, once each; null when one event without a thread is of
+ * a kind that is otherwise about threads (a view cannot tell what it changed: refetch it).
+ */
+export function threadsNamedBy(events: readonly { kind: LedgerKind; thread_key: string | null }[]): string[] | null {
+  if (events.some((event) => event.thread_key === null && !THREADLESS_KINDS.has(event.kind))) return null;
+  return [...new Set(events.flatMap((event) => (event.thread_key === null ? [] : [event.thread_key])))];
+}
+
 export const ledgerEventDto = z.object({
   seq: z.number().int(),
   at: z.string(),

@@ -1,6 +1,5 @@
 import "server-only";
-import { NOT_ABOUT_THREADS } from "../../board/board-delta";
-import type { LedgerEventDto } from "../../events/dto";
+import { threadsNamedBy, type LedgerEventDto } from "../../events/dto";
 import { deltaFrame, sharedFrame } from "../../events/shared-frames";
 import { inboxDeltaDto, type InboxDeltaDto } from "./dto";
 import { listOpenQuestions } from "./inbox";
@@ -12,10 +11,8 @@ import { listOpenQuestions } from "./inbox";
  */
 export async function computeInboxDelta(events: readonly LedgerEventDto[]): Promise<InboxDeltaDto> {
   const seq = events.at(-1)?.seq ?? 0;
-  if (events.some((event) => event.thread_key === null && !NOT_ABOUT_THREADS.has(event.kind))) {
-    return { view: "questions", seq, threads: [], groups: [], refetch: true };
-  }
-  const threads = [...new Set(events.flatMap((event) => (event.thread_key === null ? [] : [event.thread_key])))];
+  const threads = threadsNamedBy(events);
+  if (threads === null) return { view: "questions", seq, threads: [], groups: [], refetch: true };
   if (!threads.length) return { view: "questions", seq, threads, groups: [], refetch: false };
   const { groups } = await listOpenQuestions({ threadKeys: threads });
   return inboxDeltaDto.parse({ view: "questions", seq, threads, groups, refetch: false });
