@@ -35,20 +35,17 @@ const PLACED_FLAGS: ReadonlySet<FlagCode> = new Set([
   "changes_requested",
 ]);
 
-function watchdogOf(card: ThreadCardDto, watchdog: Map<string, Flag[]>): Flag[] {
-  return watchdog.get(card.key) ?? [];
-}
-
 const NO_RISK_ATTENTION: RiskAttention = { unacknowledgedSevere: 0, regressed: 0 };
 
-function placeCard(
-  card: ThreadCardDto,
-  inputs: { verdict: VerdictSummaryDto; watchdog: Flag[]; risks: RiskAttention; work: ThreadWorkDto | null; usage: CardUsageDto | null },
-  now: number,
-  staleHours: number,
-): BoardCardDto {
-  const { verdict, risks } = inputs;
-  const timing = {
+/** What a card's flags are computed from, besides the card itself. */
+interface FlagInputs {
+  verdict: VerdictSummaryDto;
+  watchdog: Flag[];
+  work: ThreadWorkDto | null;
+}
+
+function timingOf(card: ThreadCardDto, now: number, staleHours: number) {
+  return {
     now,
     staleMs: staleHours * 3_600_000,
     activeReceivedAt: Date.parse(card.active_packet.received_at),
@@ -57,15 +54,29 @@ function placeCard(
       : null,
     lastSession: card.last_session ? { kind: card.last_session.kind, at: Date.parse(card.last_session.at) } : null,
   };
-  const flags = cardFlags({
+}
+
+function flagsOf(card: ThreadCardDto, inputs: FlagInputs, timing: ReturnType<typeof timingOf>, staleHours: number): Flag[] {
+  return cardFlags({
     stored: card.active_packet.flags,
     unansweredQuestions: card.active_packet.human.unanswered_questions,
     watchdog: inputs.watchdog,
     work: workFlags(inputs.work ?? undefined),
-    verdict,
+    verdict: inputs.verdict,
     stale: isStale(timing),
     staleHours,
   });
+}
+
+function placeCard(
+  card: ThreadCardDto,
+  inputs: FlagInputs & { risks: RiskAttention; usage: CardUsageDto | null },
+  now: number,
+  staleHours: number,
+): BoardCardDto {
+  const { verdict, risks } = inputs;
+  const timing = timingOf(card, now, staleHours);
+  const flags = flagsOf(card, inputs, timing, staleHours);
   const decision = decideColumn({
     ...timing,
     flags: flags.map((flag) => flag.code),
@@ -87,29 +98,34 @@ function placeCard(
 }
 
 /**
- * Every card placed: its flags (lib/board/flags.ts) and column, from the watchdog's
- * findings, the code host's reports, the verdict of its active version and the triage of
- * its risks; with what the code host and the packet's usage say.
+ * The cards of `rows` with what their flags are computed from: the watchdog's findings
+ * (lib/board/watchdog/findings.ts), the code host's reports (lib/integrations) and the
+ * verdict of each active version.
+ */
+async function readFlagInputs(rows: Parameters<typeof toCards>[0], keys?: string[]): Promise<{ card: ThreadCardDto; inputs: FlagInputs }[]> {
+  const [cards, watchdog, work] = await Promise.all([toCards(rows), loadWatchdogFlags(keys), loadThreadWork(rows.map((row) => row.key))]);
+  const verdicts = await readVersionVerdicts(cards.map((card) => card.active_packet.id));
+  return cards.map((card) => ({
+    card,
+    inputs: { verdict: verdicts.get(card.active_packet.id)!.summary, watchdog: watchdog.get(card.key) ?? [], work: work.get(card.key) ?? null },
+  }));
+}
+
+/**
+ * Every card placed: its flags (lib/board/flags.ts) and column, from its flag inputs and the
+ * triage of its risks; with what the packet's usage says.
  */
 async function placeCards(rows: Parameters<typeof toCards>[0], now: number, staleHours: number, keys?: string[]): Promise<BoardCardDto[]> {
-  // Watchdog findings (lib/board/watchdog/findings.ts) and the code host's reports (lib/integrations) join the flags a card carries.
-  const [cards, watchdog, work] = await Promise.all([toCards(rows), loadWatchdogFlags(keys), loadThreadWork(rows.map((row) => row.key))]);
-  const versionIds = cards.map((card) => card.active_packet.id);
-  const [verdicts, riskAttention, usage] = await Promise.all([
-    readVersionVerdicts(versionIds),
+  const versionIds = rows.flatMap((row) => (row.activeVersion ? [row.activeVersion.id] : []));
+  const [withInputs, riskAttention, usage] = await Promise.all([
+    readFlagInputs(rows, keys),
     riskAttentionByVersion(versionIds, new Date(now)),
     loadVersionUsage(versionIds),
   ]);
-  return cards.map((card) =>
+  return withInputs.map(({ card, inputs }) =>
     placeCard(
       card,
-      {
-        verdict: verdicts.get(card.active_packet.id)!.summary,
-        watchdog: watchdogOf(card, watchdog),
-        risks: riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION,
-        work: work.get(card.key) ?? null,
-        usage: usage.get(card.active_packet.id) ?? null,
-      },
+      { ...inputs, risks: riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION, usage: usage.get(card.active_packet.id) ?? null },
       now,
       staleHours,
     ),
@@ -118,7 +134,8 @@ async function placeCards(rows: Parameters<typeof toCards>[0], now: number, stal
 
 /**
  * The flags each thread's card shows, archived threads included, computed as the board
- * computes them: what every other view (APIs, thread page, ingest answer) returns.
+ * computes them (the same inputs and function; no column, so no triage or usage is read):
+ * what every other view (APIs, thread page, ingest answer) returns.
  */
 export async function loadCardFlags(keys: readonly string[], options: { now?: number } = {}): Promise<Map<string, CardFlagsDto>> {
   const now = options.now ?? Date.now();
@@ -128,8 +145,14 @@ export async function loadCardFlags(keys: readonly string[], options: { now?: nu
   const rows = await inChunks(unique, (chunk) =>
     db.thread.findMany({ where: { key: { in: chunk }, activeVersionId: { not: null } }, select: cardSelect }),
   );
-  const placed = await placeCards(rows, now, config().BATON_STALE_HOURS, unique);
-  return new Map(placed.map((card) => [card.key, { flags: card.active_packet.flags, computed_at: new Date(now).toISOString() }]));
+  const staleHours = config().BATON_STALE_HOURS;
+  const computedAt = new Date(now).toISOString();
+  return new Map(
+    (await readFlagInputs(rows, unique)).map(({ card, inputs }) => [
+      card.key,
+      { flags: flagsOf(card, inputs, timingOf(card, now, staleHours), staleHours), computed_at: computedAt },
+    ]),
+  );
 }
 
 /** Every active thread that matches the filters, placed in its column. Reads active threads only. */
