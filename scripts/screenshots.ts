@@ -53,6 +53,8 @@ async function main() {
       { name: "questions", path: "/questions" },
       { name: "timeline", path: "/timeline" },
       { name: "lessons", path: "/lessons" },
+      { name: "usage", path: "/usage" },
+      { name: "integrations", path: "/admin/integrations" },
       { name: "users", path: "/admin/users" },
       { name: "tokens", path: "/admin/tokens" },
       { name: "webhooks", path: "/admin/webhooks" },
