@@ -11,19 +11,33 @@ import { E2E_BASE_URL, E2E_PORT, E2E_RESULTS } from "./e2e/support/paths";
  * on PostgreSQL, except those that start SQLite servers of their own to test the server
  * process itself (a locked SQLite file, SIGKILL, overload, memory): run once, in the first
  * pass. instances.spec.ts starts two instances on one PostgreSQL database: that pass only.
- * The accessibility audit (a11y.spec.ts) checks markup and colours, which no database
- * changes: the first pass only.
+ *
+ * When `npm test` runs both passes side by side (BATON_E2E_BOTH_PASSES=1, set by
+ * scripts/test.ts), the specs whose subject is the browser (markup, colours, escaping, the
+ * board's and thread page's controls, the CLI's output) run in one pass only, since their
+ * database work is the same API calls the other specs and the Vitest PostgreSQL pass
+ * already make on both; each set goes to the pass that keeps the two about equally long
+ * (docs/decisions/049-browser-specs-run-once.md). A pass run alone runs them all.
  */
 const ON_POSTGRESQL = /^postgres(ql)?:\/\//.test(process.env.BATON_E2E_DATABASE_URL ?? "");
-const APP_IGNORE = ON_POSTGRESQL
-  ? /(empty-board|first-run|busy-database|crash-safety|overload|memory|a11y)\.spec\.ts/
-  : /(empty-board|first-run|instances)\.spec\.ts/;
+const BOTH_PASSES = process.env.BATON_E2E_BOTH_PASSES === "1";
+/** These two are projects of their own (below), run before the app's specs. */
+const OWN_PROJECTS = ["first-run", "empty-board"];
+const SQLITE_SERVERS = ["busy-database", "crash-safety", "overload", "memory"];
+const ONCE_ON_SQLITE = ["board", "thread", "arrival-order", "cli", "people"];
+const ONCE_ON_POSTGRESQL = ["a11y", "hostile-content"];
+const ignored = ON_POSTGRESQL
+  ? [...OWN_PROJECTS, ...SQLITE_SERVERS, ...(BOTH_PASSES ? ONCE_ON_SQLITE : [])]
+  : [...OWN_PROJECTS, "instances", ...(BOTH_PASSES ? ONCE_ON_POSTGRESQL : [])];
+const APP_IGNORE = new RegExp(`(^|/)(${ignored.join("|")})\\.spec\\.ts$`);
 
 export default defineConfig({
   testDir: "e2e",
   fullyParallel: false,
   workers: 1,
-  retries: 0,
+  // On CI, a failed test runs once more; the summary (scripts/test-summary.ts) names every
+  // test that needed it, so a flaky one is seen and fixed, not hidden (decision 049).
+  retries: process.env.CI ? 1 : 0,
   reporter: [["list"], ["json", { outputFile: `${E2E_RESULTS}/playwright.json` }]],
   // Kept apart from test-results/ itself, which Playwright would otherwise empty at start.
   outputDir: `${E2E_RESULTS}/playwright`,

@@ -12,6 +12,8 @@ interface Counts {
   failed: number;
   skipped: number;
   failures: string[];
+  /** Playwright tests that failed once and passed on their retry (counted as passed). */
+  flaky?: number;
 }
 
 /** The first lines of an error, without terminal colours: enough to name the cause. */
@@ -74,7 +76,7 @@ function playwrightCounts(file: string): Counts {
   const { expected, unexpected, flaky, skipped } = report.stats;
   const failures: string[] = [];
   for (const suite of report.suites) playwrightFailures(suite, [], failures);
-  return { passed: expected + flaky, failed: unexpected, skipped, failures };
+  return { passed: expected + flaky, failed: unexpected, skipped, failures, flaky };
 }
 
 const total: Counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
@@ -93,11 +95,11 @@ for (const [file, read] of reports) {
     continue;
   }
   const counts = read(file);
-  console.log(`${file}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
+  console.log(`${file}: ${counts.passed} passed${counts.flaky ? ` (${counts.flaky} only on a retry)` : ""}, ${counts.failed} failed, ${counts.skipped} skipped`);
   total.passed += counts.passed;
   total.failed += counts.failed;
   total.skipped += counts.skipped;
   total.failures.push(...counts.failures.map((failure) => `${failure}\n      (${file})`));
 }
-if (total.failures.length) console.log(`\nwhat failed:\n${total.failures.join("\n")}\n`);
+if (total.failures.length) console.log(`\nwhat failed, or passed only on a retry:\n${total.failures.join("\n")}\n`);
 console.log(`${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ""}`);

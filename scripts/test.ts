@@ -76,14 +76,16 @@ const postgresqlEnv = { BATON_TEST_DATABASE: "postgresql", BATON_RELIABILITY_DIR
 let e2eDatabase: Awaited<ReturnType<typeof createPostgresqlDatabase>> | null = null;
 const endToEnd = async (): Promise<Step[]> => {
   e2eDatabase = onPostgresql ? await createPostgresqlDatabase("baton_e2e") : null;
+  // Both passes: the browser's specs run in one of them (playwright.config.ts, decision 049).
+  const both: Record<string, string> = onSqlite && e2eDatabase ? { BATON_E2E_BOTH_PASSES: "1" } : {};
   return [
-    ...(onSqlite ? [{ name: "Playwright on SQLite", command: ["npx", "playwright", "test"] }] : []),
+    ...(onSqlite ? [{ name: "Playwright on SQLite", command: ["npx", "playwright", "test"], env: both }] : []),
     ...(e2eDatabase
       ? [
           {
             name: "Playwright on PostgreSQL",
             command: ["npx", "playwright", "test"],
-            env: { ...postgresqlEnv, BATON_E2E_DATABASE_URL: e2eDatabase.url, BATON_E2E_RESULTS: PG_RESULTS, BATON_E2E_PORT: "3211" },
+            env: { ...postgresqlEnv, ...both, BATON_E2E_DATABASE_URL: e2eDatabase.url, BATON_E2E_RESULTS: PG_RESULTS, BATON_E2E_PORT: "3211" },
           },
         ]
       : []),
