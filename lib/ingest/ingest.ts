@@ -7,6 +7,7 @@ import { parseJsonText } from "../contract/validate";
 import { inTransaction } from "../db/client";
 import { BatonError } from "../core/errors";
 import { submitForStorage } from "./batch-writer";
+import { primeNewVersionVerdict } from "../views/verdict/version";
 import type { IngestResult, IngestSource } from "./types";
 
 export type { IngestResult, IngestSource, IngestSourceKind } from "./types";
@@ -32,7 +33,18 @@ export async function ingestPacket(body: unknown, source: IngestSource, received
     const packet = preparePacket(body, receivedAt.getTime(), source.project);
     const reports = prepareAttachedReports(source.reports ?? [], packet.canonical.verdict_pointer);
     const bodyHash = source.idempotency ? sha256Hex(canonicalJson(source.reports ? { packet: body, reports: source.reports } : body)) : "";
-    return await submitForStorage({ packet, reports, source, receivedAt, bodyHash }, source.arrival);
+    const result = await submitForStorage({ packet, reports, source, receivedAt, bodyHash }, source.arrival);
+    if (!result.duplicate) {
+      primeNewVersionVerdict(result.packet_id, {
+        project: packet.canonical.project ?? null,
+        sourcePath: source.sourcePath ?? null,
+        workspaceRoot: source.workspaceRoot ?? null,
+        pointers: packet.canonical.verdict_pointer,
+        inlineVerdict: packet.canonical.verdict,
+        attached: reports,
+      });
+    }
+    return result;
   } finally {
     source.arrival?.release();
   }

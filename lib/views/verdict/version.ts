@@ -2,6 +2,7 @@ import "server-only";
 import { database } from "../../db/client";
 import { inChunks } from "../../db/sql";
 import type { CanonicalPacket } from "../../contract/canonical";
+import type { VerdictPointer } from "./read";
 import { peekVerdictCached, readVerdictCached, verdictPlaceKey } from "./cache";
 import type { VerdictReadingDto } from "./dto";
 import { attachedReportsOf, attachedReportsSelect, placeOf, versionPlaceSelect, workspaceRootsFor } from "./roots";
@@ -52,4 +53,27 @@ export async function readVersionVerdicts(
     }),
   );
   return readings;
+}
+
+/**
+ * A version just stored, read from the packet in hand (ingest): the ingest answer's flags
+ * and the board's next delta then find its reading in the cache, instead of loading and
+ * parsing its canonical JSON again (work that grew with the packet's size, on every
+ * packet). The same inputs as readVersionVerdicts; a place recorded later is a miss there.
+ */
+export function primeNewVersionVerdict(
+  versionId: string,
+  stored: {
+    project: string | null;
+    sourcePath: string | null;
+    workspaceRoot: string | null;
+    pointers: readonly VerdictPointer[] | undefined;
+    inlineVerdict: CanonicalPacket["verdict"];
+    attached: readonly { ref: string; json: string }[];
+  },
+): void {
+  const place = placeOf({ sourcePath: stored.sourcePath, workspaceRoot: stored.workspaceRoot, location: null });
+  const roots = workspaceRootsFor({ workspaceRoot: place.workspaceRoot, project: stored.project });
+  // A failed reading is not cached (readVerdictCached); the next read tries again.
+  readVerdictCached(versionId, stored.pointers, roots, { inlineVerdict: stored.inlineVerdict, attached: attachedReportsOf(stored.attached) }).catch(() => undefined);
 }
