@@ -8,8 +8,8 @@ import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
 import { addRow } from "@/lib/browser/rows";
 import { sendJson } from "@/lib/browser/send-json";
 import { FormAlert } from "@/components/ui/alert";
-import { Button } from "@/components/ui/button";
-import { Checkbox, Field, fieldAria, Input } from "@/components/ui/field";
+import { SubmitButton } from "@/components/ui/button";
+import { CheckboxGroup, Field, fieldAria, Input } from "@/components/ui/field";
 import { Panel } from "@/components/ui/panel";
 import { ShownOnce } from "./shown-once";
 
@@ -74,25 +74,18 @@ export function CreateTokenForm() {
         <Field label="Project (optional)" hint="Binds the token to one project: its packets without a project take this one, and it writes only this project's threads. Leave blank for any project." hintId={`${id}-project-hint`}>
           <Input name="project" value={project} onChange={(event) => setProject(event.target.value)} autoComplete="off" className="max-w-sm" {...fieldAria(problem, "project", alertId, `${id}-project-hint`)} />
         </Field>
-        <fieldset {...fieldAria(problem, "scopes", alertId)}>
-          <legend className="mb-1 text-xs text-muted">Scopes</legend>
-          <div className="flex flex-wrap gap-4">
-            {TOKEN_SCOPES.map((scope) => (
-              <Checkbox
-                key={scope}
-                name="scopes"
-                value={scope}
-                checked={scopes.includes(scope)}
-                onChange={(event) => setScopes((current) => (event.target.checked ? [...current, scope] : current.filter((chosen) => chosen !== scope)))}
-                label={<span className="font-mono">{scope}</span>}
-              />
-            ))}
-          </div>
-        </fieldset>
+        <CheckboxGroup
+          legend="Scopes"
+          name="scopes"
+          choices={TOKEN_SCOPES}
+          value={scopes}
+          onChange={setScopes}
+          label={(scope) => <span className="font-mono">{scope}</span>}
+          aria={fieldAria(problem, "scopes", alertId)}
+          className="flex flex-wrap gap-4"
+        />
         <div>
-          <Button type="submit" variant="primary" disabled={create.isPending}>
-            {create.isPending ? "Creating…" : "Create token"}
-          </Button>
+          <SubmitButton pending={create.isPending} pendingLabel="Creating…">Create token</SubmitButton>
         </div>
       </form>
     </Panel>

@@ -8,8 +8,8 @@ import { sendJson } from "@/lib/browser/send-json";
 import { createdWebhookDto, WEBHOOK_SECRET_MIN, type WebhookDto } from "@/lib/notify/dto";
 import { NOTIFICATION_EVENTS, WEBHOOK_FORMATS, type NotificationEvent, type WebhookFormat } from "@/lib/notify/events";
 import { FormAlert } from "@/components/ui/alert";
-import { Button } from "@/components/ui/button";
-import { Checkbox, Field, fieldAria, Input, Select } from "@/components/ui/field";
+import { Button, SubmitButton } from "@/components/ui/button";
+import { Checkbox, ChoiceSelect, Field, fieldAria, Input } from "@/components/ui/field";
 import { Panel } from "@/components/ui/panel";
 import { EventChoices, FORMAT_LABELS, WEBHOOK_LABELS, WEBHOOKS_KEY } from "./event-choices";
 import { ShownOnce } from "./shown-once";
@@ -114,20 +114,12 @@ export function CreateWebhookForm() {
           />
         </Field>
         <Field label="Format">
-          <Select name="format" value={form.format} onChange={(input) => set({ format: input.target.value as WebhookFormat })} className="max-w-xs" {...fieldAria(problem, "format", alertId)}>
-            {WEBHOOK_FORMATS.map((choice) => (
-              <option key={choice} value={choice}>
-                {FORMAT_LABELS[choice]}
-              </option>
-            ))}
-          </Select>
+          <ChoiceSelect name="format" value={form.format} choices={WEBHOOK_FORMATS} labels={FORMAT_LABELS} onChoose={(format) => set({ format })} className="max-w-xs" {...fieldAria(problem, "format", alertId)} />
         </Field>
         <EventChoices legend="Events to announce" value={events} onChange={setEvents} aria={fieldAria(problem, "events", alertId)} />
         <Checkbox label="Enabled" name="enabled" checked={form.enabled} onChange={(input) => set({ enabled: input.target.checked })} />
         <div>
-          <Button type="submit" variant="primary" disabled={create.isPending}>
-            {create.isPending ? "Adding…" : "Add webhook"}
-          </Button>
+          <SubmitButton pending={create.isPending} pendingLabel="Adding…">Add webhook</SubmitButton>
         </div>
       </form>
     </Panel>

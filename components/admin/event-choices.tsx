@@ -1,5 +1,5 @@
 import { NOTIFICATION_EVENT_INFO, NOTIFICATION_EVENTS, type NotificationEvent, type WebhookFormat } from "@/lib/notify/events";
-import { Checkbox } from "@/components/ui/field";
+import { CheckboxGroup } from "@/components/ui/field";
 
 export const WEBHOOKS_KEY = ["webhooks"] as const;
 export const WEBHOOK_LABELS: Record<string, string> = { name: "Name", url: "URL", secret: "Secret", format: "Format", events: "Events", enabled: "Enabled" };
@@ -19,25 +19,19 @@ export function EventChoices({
   aria: { "aria-invalid": boolean; "aria-describedby": string | undefined };
 }) {
   return (
-    <fieldset {...aria}>
-      <legend className="mb-1 text-xs text-muted">{legend}</legend>
-      <div className="flex flex-col gap-1">
-        {NOTIFICATION_EVENTS.map((event) => (
-          <Checkbox
-            key={event}
-            name="events"
-            value={event}
-            checked={value.includes(event)}
-            onChange={(input) => onChange(input.target.checked ? [...value, event] : value.filter((chosen) => chosen !== event))}
-            label={
-              <>
-                <span>{NOTIFICATION_EVENT_INFO[event].label}</span>
-                <span className="font-mono text-xs text-muted">{event}</span>
-              </>
-            }
-          />
-        ))}
-      </div>
-    </fieldset>
+    <CheckboxGroup
+      legend={legend}
+      name="events"
+      choices={NOTIFICATION_EVENTS}
+      value={value}
+      onChange={onChange}
+      aria={aria}
+      label={(event) => (
+        <>
+          <span>{NOTIFICATION_EVENT_INFO[event].label}</span>
+          <span className="font-mono text-xs text-muted">{event}</span>
+        </>
+      )}
+    />
   );
 }

@@ -7,8 +7,8 @@ import { sendJson } from "@/lib/browser/send-json";
 import { CODE_HOSTS, createdIntegrationDto, type CodeHost, type IntegrationListDto } from "@/lib/integrations/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { FormAlert } from "@/components/ui/alert";
-import { Button } from "@/components/ui/button";
-import { Field, fieldAria, Input, Select } from "@/components/ui/field";
+import { SubmitButton } from "@/components/ui/button";
+import { ChoiceSelect, Field, fieldAria, Input } from "@/components/ui/field";
 import { Panel } from "@/components/ui/panel";
 import { Moment } from "@/components/ui/time";
 import { ShownOnce } from "./shown-once";
@@ -63,18 +63,10 @@ export function IntegrationsAdmin({ list }: { list: IntegrationListDto }) {
             <Input name="name" value={name} onChange={(input) => setName(input.target.value)} autoComplete="off" maxLength={100} className="max-w-sm" {...fieldAria(problem, "name", alertId)} />
           </Field>
           <Field label="Code host">
-            <Select name="host" value={host} onChange={(input) => setHost(input.target.value as CodeHost)} className="max-w-xs" {...fieldAria(problem, "host", alertId)}>
-              {CODE_HOSTS.map((choice) => (
-                <option key={choice} value={choice}>
-                  {HOST_LABELS[choice]}
-                </option>
-              ))}
-            </Select>
+            <ChoiceSelect name="host" value={host} choices={CODE_HOSTS} labels={HOST_LABELS} onChoose={setHost} className="max-w-xs" {...fieldAria(problem, "host", alertId)} />
           </Field>
           <div>
-            <Button type="submit" variant="primary" disabled={sending}>
-              Add integration
-            </Button>
+            <SubmitButton pending={sending}>Add integration</SubmitButton>
           </div>
         </form>
       </Panel>

@@ -8,8 +8,8 @@ import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
 import { addRow, replaceRow } from "@/lib/browser/rows";
 import { sendJson, type SendResult } from "@/lib/browser/send-json";
 import { Alert, Done, FormAlert } from "@/components/ui/alert";
-import { Button } from "@/components/ui/button";
-import { Field, fieldAria, Input, Select } from "@/components/ui/field";
+import { Button, SubmitButton } from "@/components/ui/button";
+import { ChoiceSelect, Field, fieldAria, Input } from "@/components/ui/field";
 import { Panel } from "@/components/ui/panel";
 import { Moment } from "@/components/ui/time";
 import { useAdminList } from "./admin-list";
@@ -80,18 +80,13 @@ export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUse
                       {user.id === me.id ? <span className="ml-1 text-xs font-normal text-muted">(you)</span> : null}
                     </th>
                     <td className="py-1.5 pr-4">
-                      <Select
+                      <ChoiceSelect
                         aria-label={`Role of ${user.username}`}
+                        choices={ROLES}
                         value={pending?.role ?? user.role}
                         aria-busy={pending !== null}
-                        onChange={(event) => change.mutate({ user, change: { role: event.target.value as Role } })}
-                      >
-                        {ROLES.map((role) => (
-                          <option key={role} value={role}>
-                            {role}
-                          </option>
-                        ))}
-                      </Select>
+                        onChoose={(role) => change.mutate({ user, change: { role } })}
+                      />
                     </td>
                     <td className="py-1.5 pr-4">
                       <Moment iso={user.created_at} />
@@ -173,17 +168,9 @@ function AddPersonForm({ minPasswordLength }: { minPasswordLength: number }) {
             <Input name="password" type="password" autoComplete="new-password" {...fieldAria(problem, "password", alertId, hintId)} />
           </Field>
           <Field label="Role">
-            <Select name="role" defaultValue="viewer" {...fieldAria(problem, "role", alertId)}>
-              {ROLES.map((role) => (
-                <option key={role} value={role}>
-                  {role}
-                </option>
-              ))}
-            </Select>
+            <ChoiceSelect name="role" defaultValue="viewer" choices={ROLES} {...fieldAria(problem, "role", alertId)} />
           </Field>
-          <Button type="submit" variant="primary" disabled={add.isPending}>
-            {add.isPending ? "Adding…" : "Add person"}
-          </Button>
+          <SubmitButton pending={add.isPending} pendingLabel="Adding…">Add person</SubmitButton>
         </div>
         <p id={hintId} className="text-xs text-muted">
           Passwords have at least {minPasswordLength} characters. Viewers see everything; operators also act on threads; admins also manage people and tokens.

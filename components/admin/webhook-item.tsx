@@ -8,7 +8,7 @@ import { sendJson, type SendResult } from "@/lib/browser/send-json";
 import { webhookDto, type WebhookDto } from "@/lib/notify/dto";
 import type { NotificationEvent } from "@/lib/notify/events";
 import { Done, FormAlert } from "@/components/ui/alert";
-import { Button } from "@/components/ui/button";
+import { Button, SubmitButton } from "@/components/ui/button";
 import { ConfirmButton } from "@/components/ui/confirm-button";
 import { Checkbox, fieldAria } from "@/components/ui/field";
 import { Moment } from "@/components/ui/time";
@@ -90,9 +90,7 @@ export function WebhookItem({ webhook }: { webhook: WebhookDto }) {
           <EventChoices legend={`Events ${webhook.name} announces`} value={events} onChange={setEvents} aria={fieldAria(problem, "events", alertId)} />
           <Checkbox label="Enabled (switching off gives up deliveries not sent yet)" checked={enabled} onChange={(input) => setEnabled(input.target.checked)} />
           <div className="flex gap-2">
-            <Button type="submit" variant="primary" disabled={save.isPending}>
-              {save.isPending ? "Saving…" : "Save"}
-            </Button>
+            <SubmitButton pending={save.isPending} pendingLabel="Saving…">Save</SubmitButton>
             <Button
               onClick={() => {
                 setEditing(false);

@@ -1,12 +1,11 @@
 "use client";
 
 import Link from "next/link";
-import { useId, useState, type FormEvent } from "react";
-import { signedInSchema } from "@/lib/auth/dto";
-import { sendJson } from "@/lib/browser/send-json";
-import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
+import { useId } from "react";
+import { localProblem } from "@/lib/browser/problem";
+import { useSessionForm } from "./use-session-form";
 import { FormAlert } from "@/components/ui/alert";
-import { Button } from "@/components/ui/button";
+import { SubmitButton } from "@/components/ui/button";
 import { Field, fieldAria, Input } from "@/components/ui/field";
 
 const LABELS: Record<string, string> = { username: "Username", password: "Password", confirm: "Confirm password" };
@@ -14,34 +13,21 @@ const LABELS: Record<string, string> = { username: "Username", password: "Passwo
 /** First run: creates the admin account, which signs them in. */
 export function SetupForm({ minPasswordLength, code }: { minPasswordLength: number; code?: string }) {
   const id = useId();
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [pending, setPending] = useState(false);
-
-  async function submit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const username = String(form.get("username") ?? "");
-    const password = String(form.get("password") ?? "");
-    const confirm = String(form.get("confirm") ?? "");
-    if (password.length < minPasswordLength) {
-      setProblem(localProblem(["password"], `Password: use at least ${minPasswordLength} characters.`));
-      return;
-    }
-    if (password !== confirm) {
-      setProblem(localProblem(["confirm"], "Confirm password: the two passwords differ; type the same password twice."));
-      return;
-    }
-    setPending(true);
-    setProblem(null);
-    const result = await sendJson("POST", "/api/v1/setup", code ? { username, password, code } : { username, password }, signedInSchema);
-    if (result.ok) {
-      // eslint-disable-next-line @next/next/no-location-assign-relative-destination -- a full navigation: the server renders the next page with the new session cookie.
-      window.location.assign("/");
-      return;
-    }
-    setPending(false);
-    setProblem(problemOf(result, LABELS));
-  }
+  const { problem, pending, submit } = useSessionForm({
+    path: "/api/v1/setup",
+    labels: LABELS,
+    next: "/",
+    read(form) {
+      const username = String(form.get("username") ?? "");
+      const password = String(form.get("password") ?? "");
+      if (password.length < minPasswordLength) return { problem: localProblem(["password"], `Password: use at least ${minPasswordLength} characters.`) };
+      if (password !== String(form.get("confirm") ?? "")) {
+        return { problem: localProblem(["confirm"], "Confirm password: the two passwords differ; type the same password twice.") };
+      }
+      const body: Record<string, string> = code ? { username, password, code } : { username, password };
+      return { body };
+    },
+  });
 
   const alertId = `${id}-alert`;
   const hintId = `${id}-password-hint`;
@@ -62,9 +48,7 @@ export function SetupForm({ minPasswordLength, code }: { minPasswordLength: numb
       <Field label="Confirm password">
         <Input name="confirm" type="password" autoComplete="new-password" {...fieldAria(problem, "confirm", alertId)} />
       </Field>
-      <Button type="submit" variant="primary" disabled={pending}>
-        {pending ? "Creating…" : "Create admin account"}
-      </Button>
+      <SubmitButton pending={pending} pendingLabel="Creating…">Create admin account</SubmitButton>
     </form>
   );
 }

@@ -45,3 +45,12 @@ interface ButtonProps extends ButtonHTMLAttributes<HTMLButtonElement> {
 export function Button({ variant = "secondary", className, type = "button", ...props }: ButtonProps) {
   return <button type={type} className={buttonClass(variant, className)} {...props} />;
 }
+
+/** A form's submit button; while `pending` it is disabled and says what it is doing. */
+export function SubmitButton({ pending, pendingLabel, children }: { pending: boolean; pendingLabel?: string; children: React.ReactNode }) {
+  return (
+    <Button type="submit" variant="primary" disabled={pending}>
+      {pending && pendingLabel ? pendingLabel : children}
+    </Button>
+  );
+}

@@ -57,3 +57,60 @@ export function Checkbox({ label, className, ...props }: InputHTMLAttributes<HTM
     </label>
   );
 }
+
+/** A select over a fixed list of choices, each shown by its label (or as it is). */
+export function ChoiceSelect<T extends string>({
+  choices,
+  labels,
+  onChoose,
+  ...props
+}: Omit<SelectHTMLAttributes<HTMLSelectElement>, "onChange"> & { choices: readonly T[]; labels?: Readonly<Record<T, string>>; onChoose?: (choice: T) => void }) {
+  return (
+    <Select {...props} onChange={onChoose && ((event) => onChoose(event.target.value as T))}>
+      {choices.map((choice) => (
+        <option key={choice} value={choice}>
+          {labels?.[choice] ?? choice}
+        </option>
+      ))}
+    </Select>
+  );
+}
+
+/** Checkboxes that choose some of `choices`, under a legend; `aria` ties the group to the form's error box. */
+export function CheckboxGroup<T extends string>({
+  legend,
+  name,
+  choices,
+  value,
+  onChange,
+  label,
+  aria,
+  className = "flex flex-col gap-1",
+}: {
+  legend: ReactNode;
+  name: string;
+  choices: readonly T[];
+  value: readonly T[];
+  onChange: (chosen: T[]) => void;
+  label: (choice: T) => ReactNode;
+  aria: ReturnType<typeof fieldAria>;
+  className?: string;
+}) {
+  return (
+    <fieldset {...aria}>
+      <legend className="mb-1 text-xs text-muted">{legend}</legend>
+      <div className={className}>
+        {choices.map((choice) => (
+          <Checkbox
+            key={choice}
+            name={name}
+            value={choice}
+            checked={value.includes(choice)}
+            onChange={(event) => onChange(event.target.checked ? [...value, choice] : value.filter((chosen) => chosen !== choice))}
+            label={label(choice)}
+          />
+        ))}
+      </div>
+    </fieldset>
+  );
+}

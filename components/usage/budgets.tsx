@@ -8,7 +8,7 @@ import { sendJson } from "@/lib/browser/send-json";
 import { BUDGET_PERIODS, budgetDto, type BudgetDto, type BudgetPeriod } from "@/lib/views/usage/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { FormAlert } from "@/components/ui/alert";
-import { Button } from "@/components/ui/button";
+import { Button, SubmitButton } from "@/components/ui/button";
 import { Field, fieldAria, Input, Select } from "@/components/ui/field";
 import { money } from "./usage-chart";
 
@@ -84,9 +84,7 @@ export function Budgets({ budgets, canAdminister }: { budgets: BudgetDto[]; canA
           <Field label="Currency">
             <Input name="currency" value={form.currency} maxLength={3} onChange={(input) => set({ currency: input.target.value })} className="w-20 uppercase" {...fieldAria(problem, "currency", alertId)} />
           </Field>
-          <Button type="submit" variant="primary" disabled={sending}>
-            Add budget
-          </Button>
+          <SubmitButton pending={sending}>Add budget</SubmitButton>
         </form>
       ) : null}
     </div>
