@@ -7,6 +7,7 @@ import { Prisma } from "../generated/prisma/client";
 import { appendLedgerEvents } from "../events/ledger";
 import { announceLedger } from "../events/bus";
 import { projectNameSchema } from "../contract/project-binding";
+import { displayNameSchema } from "../contract/display-name";
 import { tokenSummarySchema, type TokenSummary } from "./dto";
 import { TOKEN_SCOPES, tokenScopeSchema, type TokenScope } from "./token-scopes";
 
@@ -60,6 +61,9 @@ function tokenEventData(row: TokenRow): Record<string, unknown> {
   return { token_id: row.id, name: row.name, display: `${row.prefix}...${row.last4}`, scopes: row.scopes.split(","), project: row.project };
 }
 
+/** The longest token name. */
+export const TOKEN_NAME_MAX = 100;
+
 /**
  * Creates a token; the secret is returned once and only its hash is stored. A `project`
  * binds it (docs/decisions/056-project-bound-tokens.md); it is read by the rules of a
@@ -71,10 +75,12 @@ export async function createApiToken(
   actor = "cli",
   project?: string,
 ): Promise<{ token: string; summary: TokenSummary }> {
-  const cleanName = name.trim();
-  if (!cleanName || cleanName.length > 100) {
-    throw new BatonError("invalid_request", "A token needs a name of 1 to 100 characters.", { field: "name" });
+  // The CLI comes here without the route's schema: the same rules, one definition.
+  const checkedName = displayNameSchema("name", TOKEN_NAME_MAX).safeParse(name);
+  if (!checkedName.success) {
+    throw new BatonError("invalid_request", `A token needs a name of 1 to ${TOKEN_NAME_MAX} characters: ${checkedName.error.issues[0]!.message}.`, { field: "name" });
   }
+  const cleanName = checkedName.data;
   if (!scopes.length) {
     throw new BatonError("invalid_request", `Give at least one scope: ${TOKEN_SCOPES.join(", ")}.`, { field: "scopes" });
   }

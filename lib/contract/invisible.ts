@@ -8,6 +8,13 @@ export const INVISIBLE_SET =
   "[\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\u3164\\ufeff\\uffa0]";
 
 const SPLITTER = new RegExp(`(${INVISIBLE_SET})`, "u");
+const INVISIBLE = new RegExp(INVISIBLE_SET, "u");
+
+/** The first invisible character of `text` as U+XXXX, or null. */
+export function invisibleCharacter(text: string): string | null {
+  const found = INVISIBLE.exec(text)?.[0];
+  return found === undefined ? null : `U+${found.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+}
 
 /** Names of the characters people are most likely to meet, for a marker's tooltip. */
 const NAMES: Record<number, string> = {

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { BatonError } from "../core/errors";
-import { INVISIBLE_SET } from "./invisible";
+import { invisibleCharacter, INVISIBLE_SET } from "./invisible";
 import { CORE_FIELDS, JSON_MAX_DEPTH, PACKET_LIST_LIMITS, packetInputSchema, SHAPES, type PacketInput } from "./schema";
 
 export interface FieldProblem {
@@ -85,17 +85,12 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
  * name a thread they make keys that look like another's (`billing@main` twice), so such
  * a field is refused rather than cleaned (a cleaned key would merge two threads silently).
  */
-const INVISIBLE = new RegExp(INVISIBLE_SET, "u");
 /** Every such character, for callers that must show or strip them. */
 export const INVISIBLE_CHARACTERS = new RegExp(INVISIBLE_SET, "gu");
 const IDENTITY_FIELDS = ["thread", "session_id", "task_id", "project", "repo", "branch", "topic"] as const;
 const IDENTITY_ACCEPTS = "a string without bidirectional controls, zero-width, invisible or control characters";
 
-/** The first invisible character of `text` as U+XXXX, or null. */
-export function invisibleCharacter(text: string): string | null {
-  const found = INVISIBLE.exec(text)?.[0];
-  return found === undefined ? null : `U+${found.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
-}
+export { invisibleCharacter };
 
 function identityProblems(input: PacketInput): FieldProblem[] {
   const problems: FieldProblem[] = [];

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { displayNameSchema } from "../contract/display-name";
 
 /**
  * Code host integrations: what the API and the pages see (no server code here).
@@ -74,11 +75,7 @@ export type ThreadWorkDto = z.infer<typeof threadWorkDto>;
 export const INTEGRATION_NAME_MAX = 100;
 
 export const newIntegrationSchema = z.strictObject({
-  name: z
-    .string({ error: "name must be a string" })
-    .trim()
-    .min(1, "name must not be empty")
-    .max(INTEGRATION_NAME_MAX, `name must be at most ${INTEGRATION_NAME_MAX} characters`),
+  name: displayNameSchema("name", INTEGRATION_NAME_MAX),
   host: z.enum(CODE_HOSTS, { error: "host must be github or gitlab" }),
 });
 export type NewIntegration = z.infer<typeof newIntegrationSchema>;

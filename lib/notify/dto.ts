@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DELIVERY_STATUSES, NOTIFICATION_EVENTS, notificationEventSchema, webhookFormatSchema } from "./events";
+import { displayNameSchema } from "../contract/display-name";
 
 /**
  * The webhook API's request and response shapes. Free of server code: the
@@ -31,11 +32,7 @@ export function webhookUrlProblem(value: string): string | null {
   return null;
 }
 
-const nameSchema = z
-  .string({ error: "name must be a string" })
-  .trim()
-  .min(1, "name must not be empty")
-  .max(WEBHOOK_NAME_MAX, `name must be at most ${WEBHOOK_NAME_MAX} characters`);
+const nameSchema = displayNameSchema("name", WEBHOOK_NAME_MAX);
 
 const urlSchema = z
   .string({ error: "url must be a string" })

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { displayNameSchema } from "../../contract/display-name";
 
 /** The usage page's shapes: sums of the packets' `usage` (docs/contract.md#other-fields). No server code here. */
 
@@ -53,7 +54,7 @@ export const usageDto = z.object({
 export type UsageDto = z.infer<typeof usageDto>;
 
 export const newBudgetSchema = z.strictObject({
-  project: z.string({ error: "project must be the packets' project, as they name it" }).trim().min(1).max(500),
+  project: displayNameSchema("project", 500),
   period: z.enum(BUDGET_PERIODS, { error: "period must be day or month" }),
   amount: z.number({ error: "amount must be a number" }).positive("amount must be more than 0"),
   currency: z

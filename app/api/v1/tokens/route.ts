@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { createdTokenSchema, tokenListSchema } from "@/lib/auth/dto";
-import { createApiToken, listApiTokens, tokenScopeSchema } from "@/lib/auth/tokens";
+import { createApiToken, listApiTokens, TOKEN_NAME_MAX, tokenScopeSchema } from "@/lib/auth/tokens";
+import { displayNameSchema } from "@/lib/contract/display-name";
 import { projectNameSchema } from "@/lib/contract/project-binding";
 import { defineRoute } from "@/lib/http/route";
 
 const newTokenSchema = z.strictObject({
-  name: z.string({ error: "name must be a string" }),
+  name: displayNameSchema("name", TOKEN_NAME_MAX),
   scopes: z.array(tokenScopeSchema, { error: "scopes must be a list of packets:write, packets:read, events:write" }),
   /** Binds the token to a project (docs/decisions/056-project-bound-tokens.md); absent or null: unbound. */
   project: projectNameSchema.nullish(),
