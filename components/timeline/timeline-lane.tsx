@@ -15,7 +15,7 @@ interface TimelineLaneProps {
   index: number;
   from: number;
   to: number;
-  sessionBuckets: number;
+  sessionBucketMs: number;
   /** The marker that holds the lane's tab stop; null: the newest. */
   current: number | null;
   /** Arrow keys and Home/End: the lanes component moves the focus (and scrolls). */
@@ -35,11 +35,20 @@ function markerClass(marker: TimelineMarker): string {
   return `${VERSION_SHAPE} ${marker.severity ? SEVERITY_STYLES[marker.severity] : NO_RISKS}`;
 }
 
-/** Ticks of the session reports: one SVG path per kind, one DOM node however many there are. */
-function SessionTicks({ sessions, buckets }: { sessions: TimelineLaneDto["sessions"]; buckets: number }) {
-  const path = (spans: number[], top: number, bottom: number) => spans.map((span) => `M${span + 0.5} ${top}V${bottom}`).join("");
+/**
+ * Ticks of the session reports: one SVG path per kind, one DOM node however many there are.
+ * Spans are counted from the epoch (TimelineDto.session_bucket_ms); those before `from` are left out.
+ */
+function SessionTicks({ sessions, from, to, bucketMs }: { sessions: TimelineLaneDto["sessions"]; from: number; to: number; bucketMs: number }) {
+  const first = from / bucketMs;
+  const width = (to - from) / bucketMs;
+  const path = (spans: number[], top: number, bottom: number) =>
+    spans
+      .filter((span) => span + 1 > first)
+      .map((span) => `M${(span + 0.5 - first).toFixed(2)} ${top}V${bottom}`)
+      .join("");
   return (
-    <svg aria-hidden="true" className="pointer-events-none absolute inset-0 h-full w-full" viewBox={`0 0 ${buckets} 40`} preserveAspectRatio="none">
+    <svg aria-hidden="true" className="pointer-events-none absolute inset-0 h-full w-full" viewBox={`0 0 ${width.toFixed(2)} 40`} preserveAspectRatio="none">
       <path d={path(sessions.heartbeat.buckets, 31, 37)} className="stroke-zinc-400" strokeWidth={1} vectorEffect="non-scaling-stroke" />
       <path d={path(sessions.session_started.buckets, 26, 38)} className="stroke-emerald-600" strokeWidth={2} vectorEffect="non-scaling-stroke" />
       <path d={path(sessions.session_ended.buckets, 26, 38)} className="stroke-zinc-600 dark:stroke-zinc-300" strokeWidth={2} vectorEffect="non-scaling-stroke" />
@@ -103,7 +112,7 @@ const MOVES: Record<string, "prev" | "next" | "first" | "last" | "up" | "down"> 
  * session reports (ticks). The markers are links with one tab stop per lane;
  * arrow keys move between them and to the lanes above and below.
  */
-export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, sessionBuckets, current, onMove, onFocusMarker }: TimelineLaneProps) {
+export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, sessionBucketMs, current, onMove, onFocusMarker }: TimelineLaneProps) {
   const markers = laneMarkers(lane, from, to);
   const tipId = useId();
   const [tip, setTip] = useState<Tip | null>(null);
@@ -140,7 +149,7 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
         {lane.versions_omitted ? <span className="block text-[10px] text-muted">{lane.versions_omitted} older versions not drawn</span> : null}
       </div>
       <div className={`relative mx-2 h-full flex-1 ${TRACK_MARKERS}`}>
-        <SessionTicks sessions={lane.sessions} buckets={sessionBuckets} />
+        <SessionTicks sessions={lane.sessions} from={from} to={to} bucketMs={sessionBucketMs} />
         {sessions ? <span className="sr-only">{sessions}</span> : null}
         {markers.map((marker, position) => (
           <Link

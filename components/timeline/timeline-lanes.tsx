@@ -124,7 +124,7 @@ export function TimelineLanes({ timeline }: { timeline: TimelineDto }) {
               index={item.index}
               from={from}
               to={to}
-              sessionBuckets={timeline.session_buckets}
+              sessionBucketMs={timeline.session_bucket_ms}
               current={focus?.lane === item.index ? focus.marker : null}
               onMove={onMove}
               onFocusMarker={onFocusMarker}

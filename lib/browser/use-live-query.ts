@@ -38,7 +38,12 @@ export interface UseLiveQueryOptions<T> {
    * ledger events then refetch nothing; each delta is applied to the cached data. `apply`
    * returns null when it cannot be applied (the view is then refetched).
    */
-  deltas?: { streamUrl: string; apply: (data: T, delta: unknown) => T | null };
+  deltas?: {
+    streamUrl: string;
+    apply: (data: T, delta: unknown) => T | null;
+    /** Called with each delta after `apply`: other caches the same delta updates (the timeline's feed). */
+    alsoApply?: (delta: unknown) => void;
+  };
 }
 
 /**
@@ -85,6 +90,7 @@ export function useLiveQuery<T>(options: UseLiveQueryOptions<T>) {
     if (next !== null) queryClient.setQueryData<T>(queryKey, next);
     // A fetch under way applies it again when it ends (and asks for another if it still cannot).
     else if (!fetches.current.size) void reload();
+    deltas.alsoApply?.(delta);
   };
   const live = useLedgerRefresh(
     // With deltas every batch is answered by its delta: events alone refetch nothing.
