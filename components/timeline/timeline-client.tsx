@@ -11,7 +11,7 @@ import { isTextField } from "@/lib/browser/text-field";
 import { useDocumentKeys } from "@/lib/browser/use-document-keys";
 import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useLiveQuery } from "@/lib/browser/use-live-query";
-import { applyTimelineDelta, applyTimelineFeedDelta, parseTimelineDelta, TIMELINE_RESYNC_MS } from "@/lib/browser/timeline-delta";
+import { applyTimelineDelta, applyTimelineFeedDelta, feedNeedsRefetch, parseTimelineDelta, TIMELINE_RESYNC_MS } from "@/lib/browser/timeline-delta";
 import { timelineDto, timelineFeedDto, type TimelineDto, type TimelineFeedDto } from "@/lib/views/timeline/dto";
 import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS, WINDOW_LABELS, WINDOW_MS, type TimelineWindow } from "@/lib/views/timeline/window";
 import { TimelineFeed } from "./timeline-feed";
@@ -77,16 +77,16 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
     placeholderData: (previous) => previous,
   });
 
-  // The delta's feed rows go on the feed's first page (after the lanes, whose keys they are checked against).
+  // The delta's feed rows go on the feed's first page, of the lanes the timeline holds once it is applied.
   const applyFeedDelta = useCallback(
-    (frame: unknown) => {
+    (frame: unknown, held: TimelineDto | undefined) => {
       const delta = parseTimelineDelta(frame);
-      if (!delta) return void queryClient.invalidateQueries({ queryKey: feedKey });
-      const lanes = queryClient.getQueryData<TimelineDto>(["timeline", search]);
-      const laneKeys = lanes?.complete ? new Set(lanes.lanes.map((lane) => lane.key)) : null;
-      queryClient.setQueryData<InfiniteData<TimelineFeedDto, number | undefined>>(feedKey, (held) => (held ? applyTimelineFeedDelta(held, delta, laneKeys) : held));
+      const heldBefore = held?.complete ? new Set(held.lanes.map((lane) => lane.key)) : null;
+      if (!delta || feedNeedsRefetch(delta, heldBefore)) return void queryClient.invalidateQueries({ queryKey: feedKey });
+      const after = heldBefore ? new Set([...heldBefore, ...delta.lanes.map((lane) => lane.key)].filter((key) => !delta.removes.includes(key))) : null;
+      queryClient.setQueryData<InfiniteData<TimelineFeedDto, number | undefined>>(feedKey, (feedHeld) => (feedHeld ? applyTimelineFeedDelta(feedHeld, delta, after) : feedHeld));
     },
-    [queryClient, feedKey, search],
+    [queryClient, feedKey],
   );
 
   const { data: timeline, error, live } = useLiveQuery({

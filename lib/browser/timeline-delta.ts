@@ -53,10 +53,19 @@ export function applyTimelineDelta(timeline: TimelineDto, frame: unknown): Timel
 }
 
 /**
+ * Whether a delta brings into the feed a thread with older rows it never held (a thread that
+ * starts matching the filters): the feed is then refetched. `heldBefore`: the lanes the timeline
+ * held before the delta, or null when unknown.
+ */
+export function feedNeedsRefetch(delta: TimelineDeltaDto, heldBefore: ReadonlySet<string> | null): boolean {
+  return delta.earlier_feed.some((key) => heldBefore === null || !heldBefore.has(key));
+}
+
+/**
  * The feed with a delta's rows put first (those newer than what it holds, of threads that keep
  * a lane) and the rows of threads that lost theirs dropped. `laneKeys`: the lanes the timeline
  * holds after the delta, or null when it holds only its first ones (the feed is of every lane).
- * Applying a delta twice changes nothing.
+ * Applying a delta twice changes nothing. See feedNeedsRefetch for a thread joining.
  */
 export function applyTimelineFeedDelta(
   feed: InfiniteData<TimelineFeedDto, number | undefined>,

@@ -41,8 +41,8 @@ export interface UseLiveQueryOptions<T> {
   deltas?: {
     streamUrl: string;
     apply: (data: T, delta: unknown) => T | null;
-    /** Called with each delta after `apply`: other caches the same delta updates (the timeline's feed). */
-    alsoApply?: (delta: unknown) => void;
+    /** Called with each delta and the data it is applied to (before it is): other caches the same delta updates (the timeline's feed). */
+    alsoApply?: (delta: unknown, held: T | undefined) => void;
   };
 }
 
@@ -86,11 +86,11 @@ export function useLiveQuery<T>(options: UseLiveQueryOptions<T>) {
     if (!deltas) return;
     for (const arrived of fetches.current) arrived.push(delta);
     const held = queryClient.getQueryData<T>(queryKey);
+    deltas.alsoApply?.(delta, held);
     const next = held === undefined ? null : deltas.apply(held, delta);
     if (next !== null) queryClient.setQueryData<T>(queryKey, next);
     // A fetch under way applies it again when it ends (and asks for another if it still cannot).
     else if (!fetches.current.size) void reload();
-    deltas.alsoApply?.(delta);
   };
   const live = useLedgerRefresh(
     // With deltas every batch is answered by its delta: events alone refetch nothing.

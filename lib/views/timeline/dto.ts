@@ -144,6 +144,8 @@ export const timelineDeltaDto = z.object({
   lanes_total: z.number().int().min(0).nullable(),
   /** The batch's feed rows (heartbeats left out) of threads that match, newest first. */
   feed: z.array(timelineFeedEventDto),
+  /** Of `lanes`, the threads with feed rows in the window before the batch: a browser that did not hold their lane refetches its feed. */
+  earlier_feed: z.array(z.string()),
   /** The browser fetches the timeline whole instead. */
   refetch: z.boolean(),
 });

@@ -80,3 +80,18 @@ export async function listTimelineFeed(query: TimelineFeedQuery, now: Date = new
   const minSeq = threads.length ? await firstSeqFrom(sql, from) : 0;
   return timelineFeedDto.parse(await readFeedPage(sql, { keys: threads.map((thread) => thread.key), minSeq, from, to, before: query.before }));
 }
+
+/** Of `keys`, the threads with feed rows in [from, to] before seq `before`: one indexed probe each (a batch's threads, never the timeline's). */
+export async function threadsWithFeedBefore(sql: SqlExecutor, keys: readonly string[], window: { minSeq: number; before: number; from: Date; to: Date }): Promise<string[]> {
+  const found = await Promise.all(
+    keys.map(async (key) => {
+      const rows = await sql.query<{ seq: number | bigint }>(Prisma.sql`
+        SELECT "seq" FROM "LedgerEvent"
+        WHERE "threadKey" = ${key} AND "seq" >= ${window.minSeq} AND "seq" < ${window.before}
+          AND "kind" NOT IN (${Prisma.join(FEED_SKIPPED_KINDS)}) AND "at" >= ${window.from} AND "at" <= ${window.to}
+        ORDER BY "seq" DESC LIMIT 1`);
+      return rows.length ? [key] : [];
+    }),
+  );
+  return found.flat();
+}

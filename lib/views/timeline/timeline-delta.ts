@@ -6,7 +6,7 @@ import { threadsNamedBy, type LedgerEventDto } from "../../events/dto";
 import { deltaFrame, sharedFrame } from "../../events/shared-frames";
 import { readActiveThreadsAround } from "../../board/watchdog/findings";
 import { timelineDeltaDto, timelineQuerySchema, type TimelineDeltaDto, type TimelineQuery } from "./dto";
-import { feedEventOf, inFeed } from "./feed";
+import { feedEventOf, inFeed, threadsWithFeedBefore } from "./feed";
 import { findChangedLaneThreads, timelineSpan } from "./lanes";
 import { firstSeqFrom } from "./ledger-window";
 import { readLanes } from "./queries";
@@ -36,7 +36,7 @@ export function timelineStreamQuery(timeline: string | undefined): TimelineQuery
 export async function computeTimelineDelta(events: readonly LedgerEventDto[], query: TimelineQuery, now: Date = new Date()): Promise<TimelineDeltaDto> {
   const { from, to } = timelineSpan(query.window, now);
   const base = { view: "timeline", seq: events.at(-1)?.seq ?? 0, generated_at: now.toISOString(), window: query.window, from: from.toISOString(), to: to.toISOString() } as const;
-  const none = (refetch: boolean): TimelineDeltaDto => ({ ...base, lanes: [], removes: [], lanes_total: null, feed: [], refetch });
+  const none = (refetch: boolean): TimelineDeltaDto => ({ ...base, lanes: [], removes: [], lanes_total: null, feed: [], earlier_feed: [], refetch });
   const named = threadsNamedBy(events);
   if (named === null) return none(true);
   if (!named.length) return none(false);
@@ -52,7 +52,8 @@ export async function computeTimelineDelta(events: readonly LedgerEventDto[], qu
     .filter((event) => Date.parse(event.at) >= from.getTime() && Date.parse(event.at) <= to.getTime())
     .map((event) => feedEventOf({ ...event, thread_key: event.thread_key! }))
     .sort((a, b) => b.seq - a.seq);
-  return timelineDeltaDto.parse({ ...base, lanes, removes: keys.filter((key) => !laneKeys.has(key)), lanes_total: total, feed, refetch: false });
+  const earlier = await threadsWithFeedBefore(sql, [...laneKeys], { minSeq, before: events[0]!.seq, from, to });
+  return timelineDeltaDto.parse({ ...base, lanes, removes: keys.filter((key) => !laneKeys.has(key)), lanes_total: total, feed, earlier_feed: earlier, refetch: false });
 }
 
 /** The `event: delta` frame of the timeline for a batch, made once per filters and window; a failure is told as a refetch. */
@@ -74,6 +75,7 @@ export function timelineDeltaFrame(events: readonly LedgerEventDto[], query: Tim
         removes: [],
         lanes_total: null,
         feed: [],
+        earlier_feed: [],
         refetch: true,
       };
       return deltaFrame(refetch);
