@@ -36,12 +36,11 @@ function queryString(values: BoardFilterValues, window: TimelineWindow): string 
   return params.toString();
 }
 
-/** The time now, ticking every `everyMs` (0 until mounted: the server's render keeps its own window). */
+/** The time, ticking every `everyMs` (0 before the first tick: the timeline's own window stands until then). */
 function useClock(everyMs: number): number {
   const [now, setNow] = useState(0);
   // Synchronises with the clock, outside React.
   useEffect(() => {
-    setNow(Date.now());
     const timer = setInterval(() => setNow(Date.now()), everyMs);
     return () => clearInterval(timer);
   }, [everyMs]);
