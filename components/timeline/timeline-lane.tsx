@@ -2,7 +2,7 @@
 
 import { ThreadLink } from "@/components/shared/thread-link";
 import Link from "next/link";
-import { memo, useId, useState, type KeyboardEvent } from "react";
+import { memo, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import { createPortal } from "react-dom";
 import { SEVERITY_STYLES } from "@/components/shared/severity-badge";
 import type { TimelineLaneDto } from "@/lib/views/timeline/dto";
@@ -70,25 +70,46 @@ interface Tip {
   rect: DOMRect;
 }
 
-/** The tooltip of the hovered or focused marker, over everything (fixed, outside the scrolling lanes). */
+/** Space kept between a tooltip and the viewport's edges. */
+const EDGE = 8;
+
+/**
+ * Where a tooltip of `size` goes for a marker at `rect`: centred above it, below it when there is
+ * no room above, and moved sideways to stay inside the viewport (a marker at "now" is at the right edge).
+ */
+function tooltipPlace(rect: DOMRect, size: { width: number; height: number }, viewport: { width: number; height: number }) {
+  const above = rect.top - 6 - size.height >= EDGE || rect.bottom + 6 + size.height > viewport.height - EDGE;
+  const top = above ? rect.top - 6 - size.height : rect.bottom + 6;
+  const centred = rect.left + rect.width / 2 - size.width / 2;
+  const left = Math.max(EDGE, Math.min(centred, viewport.width - EDGE - size.width));
+  return { left, top: Math.max(EDGE, top) };
+}
+
+/** The tooltip of the hovered or focused marker, over everything (fixed, outside the scrolling lanes), inside the viewport. */
 function MarkerTooltip({ id, marker, rect }: { id: string; marker: TimelineMarker; rect: DOMRect }) {
-  const below = rect.top < 120;
+  const ref = useRef<HTMLDivElement>(null);
+  const [place, setPlace] = useState<{ left: number; top: number } | null>(null);
+  // Synchronises with the DOM: the tooltip's size is known once it is laid out, before it is painted.
+  useLayoutEffect(() => {
+    const element = ref.current;
+    if (!element) return;
+    const size = { width: element.offsetWidth, height: element.offsetHeight };
+    const next = tooltipPlace(rect, size, { width: document.documentElement.clientWidth, height: window.innerHeight });
+    setPlace((current) => (current && current.left === next.left && current.top === next.top ? current : next));
+  }, [rect, marker]);
   return createPortal(
     <div
+      ref={ref}
       id={id}
       role="tooltip"
-      className="pointer-events-none fixed z-50 max-w-sm rounded-md bg-zinc-900 px-2.5 py-1.5 text-xs text-white shadow-lg dark:bg-zinc-100 dark:text-zinc-900"
-      style={{
-        left: rect.left + rect.width / 2,
-        top: below ? rect.bottom + 6 : rect.top - 6,
-        transform: `translate(-50%, ${below ? "0" : "-100%"})`,
-      }}
+      className="pointer-events-none fixed z-50 max-w-[min(24rem,calc(100vw-16px))] rounded-md bg-zinc-900 px-2.5 py-1.5 text-xs text-white shadow-lg dark:bg-zinc-100 dark:text-zinc-900"
+      style={place ? { left: place.left, top: place.top } : { left: 0, top: 0, visibility: "hidden" }}
     >
       <p className="font-semibold">
         <AgentText text={marker.label} />
       </p>
       {marker.detail ? (
-        <p className="mt-0.5 whitespace-pre-wrap">
+        <p className="mt-0.5 break-words whitespace-pre-wrap">
           <AgentText text={marker.detail} multiline />
         </p>
       ) : null}
@@ -136,7 +157,7 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
 
   return (
     <div className="flex h-10 items-center border-b border-line" data-lane-index={index} data-thread-key={lane.key}>
-      <div className="w-48 shrink-0 truncate pr-2 text-xs md:w-64">
+      <div className="sticky left-0 z-[1] w-48 shrink-0 truncate bg-canvas pr-2 pl-1 text-xs md:w-64">
         <ThreadLink threadKey={lane.key} title={visibleText(lane.key)} className="rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-focus">
           <AgentText className="font-medium" text={lane.agent ?? lane.key} />
           {where.length ? (
