@@ -157,7 +157,7 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
 
   return (
     <div className="flex h-10 items-center border-b border-line" data-lane-index={index} data-thread-key={lane.key}>
-      <div className="sticky left-0 z-[1] w-48 shrink-0 truncate bg-canvas pr-2 pl-1 text-xs md:w-64">
+      <div className="sticky left-0 z-[1] w-36 shrink-0 truncate bg-canvas pr-2 pl-1 text-xs sm:w-48 md:w-64">
         <ThreadLink threadKey={lane.key} title={visibleText(lane.key)} className="rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-focus">
           <AgentText className="font-medium" text={lane.agent ?? lane.key} />
           {where.length ? (

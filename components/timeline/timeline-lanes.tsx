@@ -21,14 +21,14 @@ function Axis({ timeline, from, to }: { timeline: TimelineDto; from: number; to:
   const ticks = axisTicks(timeline.window, from, to);
   return (
     <div className="sticky top-0 z-10 flex h-7 items-end border-b border-zinc-300 bg-canvas text-[11px] text-muted dark:border-zinc-700" aria-hidden="true">
-      <div className="sticky left-0 z-[1] w-48 shrink-0 bg-canvas pb-1 font-semibold md:w-64">Thread</div>
+      <div className="sticky left-0 z-[1] w-36 shrink-0 bg-canvas pb-1 pl-1 font-semibold sm:w-48 md:w-64">Thread</div>
       <div className="relative mx-2 h-full flex-1">
         {ticks.map((tick) => (
           <span key={tick.at} className="absolute bottom-1 -translate-x-1/2 whitespace-nowrap" style={{ left: `${positionOf(tick.at, from, to) * 100}%` }}>
             {tick.label}
           </span>
         ))}
-        <span className="absolute right-0 bottom-1 translate-x-1/2 font-semibold">now</span>
+        <span className="absolute right-0 bottom-1 font-semibold">now</span>
       </div>
     </div>
   );
@@ -37,7 +37,7 @@ function Axis({ timeline, from, to }: { timeline: TimelineDto; from: number; to:
 /** Vertical lines under the lanes at the axis ticks: a handful of elements for all lanes. */
 function GridLines({ timeline, from, to, height }: { timeline: TimelineDto; from: number; to: number; height: number }) {
   return (
-    <div className="pointer-events-none absolute top-0 right-2 left-[calc(12rem+0.5rem)] md:left-[calc(16rem+0.5rem)]" style={{ height }} aria-hidden="true">
+    <div className="pointer-events-none absolute top-0 right-2 left-[calc(9rem+0.5rem)] sm:left-[calc(12rem+0.5rem)] md:left-[calc(16rem+0.5rem)]" style={{ height }} aria-hidden="true">
       {axisTicks(timeline.window, from, to).map((tick) => (
         <span key={tick.at} className="absolute top-0 h-full border-l border-dashed border-line" style={{ left: `${positionOf(tick.at, from, to) * 100}%` }} />
       ))}

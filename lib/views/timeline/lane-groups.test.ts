@@ -30,23 +30,24 @@ const lanes = [
   lane("a2", "alpha", FROM - HOUR),
   lane("b2", "beta", null, FROM + HOUR),
   lane("n1", null, null),
+  lane("q1", "quiet", FROM - 2 * HOUR),
 ];
 const options = { from: FROM, bucketMs: BUCKET, grouped: true, closed: new Set<string>(), quietShown: new Set<string>() };
 const shape = (rows: ReturnType<typeof laneRows>["rows"]) =>
   rows.map((row) => (row.kind === "group" ? `# ${row.label ?? "-"} ${row.lanes}/${row.quiet}` : row.kind === "quiet" ? `~ ${row.count}` : `${row.lane}:${row.key}`));
 
 describe("laneRows", () => {
-  it("groups by project in the order of each group's most recent lane, quiet lanes folded", () => {
+  it("groups by project in the order of each group's most recent lane, a quiet group last, quiet lanes folded", () => {
     const { rows, visible } = laneRows(lanes, options);
-    // A heartbeat in the window is activity: b2 is not quiet.
-    expect(shape(rows)).toEqual(["# alpha 2/1", "0:a1", "~ 1", "# beta 2/0", "1:b1", "2:b2", "# - 1/1", "~ 1"]);
+    // A heartbeat in the window is activity: b2 is not quiet. The quiet project, the most recent, goes after the active ones.
+    expect(shape(laneRows([lanes[5]!, ...lanes.slice(0, 5)], options).rows)).toEqual(["# alpha 2/1", "0:a1", "~ 1", "# beta 2/0", "1:b1", "2:b2", "# quiet 1/1", "~ 1", "# - 1/1", "~ 1"]);
     expect(visible.map((each) => each.key)).toEqual(["a1", "b1", "b2"]);
   });
 
   it("opens a group's quiet lanes, folds a group shut, and draws no header for one group", () => {
-    const opened = laneRows(lanes, { ...options, quietShown: new Set(["alpha"]), closed: new Set(["beta"]) });
+    const opened = laneRows(lanes.slice(0, 5), { ...options, quietShown: new Set(["alpha"]), closed: new Set(["beta"]) });
     expect(shape(opened.rows)).toEqual(["# alpha 2/1", "0:a1", "~ 1", "1:a2", "# beta 2/0", "# - 1/1", "~ 1"]);
-    expect(shape(laneRows(lanes, { ...options, grouped: false }).rows)).toEqual(["0:a1", "1:b1", "2:b2", "~ 2"]);
+    expect(shape(laneRows(lanes, { ...options, grouped: false }).rows)).toEqual(["0:a1", "1:b1", "2:b2", "~ 3"]);
     expect(shape(laneRows(lanes.slice(0, 1), options).rows)).toEqual(["0:a1"]);
   });
 });

@@ -30,8 +30,8 @@ const groupOf = (lane: TimelineLaneDto) => lane.project ?? "";
 
 /**
  * The rows for `lanes` (in the server's order, the most recently active first): groups in the
- * order of their most recent lane, in each its active lanes then its quiet ones behind one
- * fold. `visible` lists the lanes drawn, in row order (the keyboard moves through it).
+ * order of their most recent lane, those with nothing in the window last; in each its active
+ * lanes then its quiet ones behind one fold. `visible` lists the lanes drawn, in row order (the keyboard moves through it).
  */
 export function laneRows(lanes: readonly TimelineLaneDto[], options: LaneRowOptions): { rows: LaneRow[]; visible: TimelineLaneDto[] } {
   const groups = new Map<string, { active: TimelineLaneDto[]; quiet: TimelineLaneDto[] }>();
@@ -48,7 +48,9 @@ export function laneRows(lanes: readonly TimelineLaneDto[], options: LaneRowOpti
     rows.push({ kind: "lane", lane: visible.length, key: lane.key });
     visible.push(lane);
   };
-  for (const [group, { active, quiet }] of groups) {
+  // Groups with something in the window first: a project gone quiet is one folded row at the end.
+  const ordered = [...groups].sort(([, a], [, b]) => Number(!a.active.length) - Number(!b.active.length));
+  for (const [group, { active, quiet }] of ordered) {
     const open = !headers || !options.closed.has(group);
     if (headers) rows.push({ kind: "group", group, label: group || null, lanes: active.length + quiet.length, quiet: quiet.length, open });
     if (!open) continue;
