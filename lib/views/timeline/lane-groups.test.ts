@@ -38,7 +38,7 @@ const shape = (rows: ReturnType<typeof laneRows>["rows"]) =>
 
 describe("laneRows", () => {
   it("groups by project in the order of each group's most recent lane, a quiet group last, quiet lanes folded", () => {
-    const { rows, visible } = laneRows(lanes, options);
+    const { visible } = laneRows(lanes, options);
     // A heartbeat in the window is activity: b2 is not quiet. The quiet project, the most recent, goes after the active ones.
     expect(shape(laneRows([lanes[5]!, ...lanes.slice(0, 5)], options).rows)).toEqual(["# alpha 2/1", "0:a1", "~ 1", "# beta 2/0", "1:b1", "2:b2", "# quiet 1/1", "~ 1", "# - 1/1", "~ 1"]);
     expect(visible.map((each) => each.key)).toEqual(["a1", "b1", "b2"]);
