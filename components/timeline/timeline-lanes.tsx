@@ -166,6 +166,13 @@ export function TimelineLanes({ timeline }: { timeline: TimelineDto }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps -- runs per keyboard move, not when a focus event moved the position.
   }, [focusRequest]);
 
+  // Synchronises the sideways scroll with the layout: a narrow screen opens on "now", the window's recent end.
+  const hasLanes = timeline.lanes.length > 0;
+  useEffect(() => {
+    const box = scrollRef.current;
+    if (box && box.scrollWidth > box.clientWidth) box.scrollLeft = box.scrollWidth;
+  }, [hasLanes]);
+
   if (!timeline.lanes.length) {
     return <p className="rounded-lg bg-zinc-100 p-4 text-sm text-muted dark:bg-zinc-900">No active thread matches these filters.</p>;
   }
