@@ -8,6 +8,7 @@ import { SEVERITY_STYLES } from "@/components/shared/severity-badge";
 import type { TimelineLaneDto } from "@/lib/views/timeline/dto";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { visibleText } from "@/lib/contract/invisible";
+import { tooltipPlace } from "@/lib/browser/tooltip-place";
 import { laneMarkers, type TimelineMarker } from "./markers";
 
 interface TimelineLaneProps {
@@ -68,21 +69,6 @@ function sessionSummary(sessions: TimelineLaneDto["sessions"]): string | null {
 interface Tip {
   marker: number;
   rect: DOMRect;
-}
-
-/** Space kept between a tooltip and the viewport's edges. */
-const EDGE = 8;
-
-/**
- * Where a tooltip of `size` goes for a marker at `rect`: centred above it, below it when there is
- * no room above, and moved sideways to stay inside the viewport (a marker at "now" is at the right edge).
- */
-function tooltipPlace(rect: DOMRect, size: { width: number; height: number }, viewport: { width: number; height: number }) {
-  const above = rect.top - 6 - size.height >= EDGE || rect.bottom + 6 + size.height > viewport.height - EDGE;
-  const top = above ? rect.top - 6 - size.height : rect.bottom + 6;
-  const centred = rect.left + rect.width / 2 - size.width / 2;
-  const left = Math.max(EDGE, Math.min(centred, viewport.width - EDGE - size.width));
-  return { left, top: Math.max(EDGE, top) };
 }
 
 /** The tooltip of the hovered or focused marker, over everything (fixed, outside the scrolling lanes), inside the viewport. */
