@@ -66,12 +66,18 @@ test("the timeline shows a thread's versions and opens one", async ({ page, requ
   await expect(page.getByRole("combobox", { name: /^To/ })).toHaveValue(v2.packet_id);
   await expect(page.getByRole("region", { name: "Differences" }).getByRole("insertion")).toHaveText(next[1]!);
 
-  // Live: a new version appears on the lane and in the ledger without a reload; a click opens it.
+  // Live: a new version appears on the lane and in the ledger without a reload, from the stream's
+  // delta (no timeline or feed fetch); a click opens it.
   await page.goto(`/timeline?q=${encodeURIComponent(key)}`);
   await expect(page.getByRole("status")).toContainText("live");
+  const fetches: string[] = [];
+  page.on("request", (sent) => {
+    if (new URL(sent.url()).pathname.startsWith("/api/v1/timeline")) fetches.push(sent.url());
+  });
   const v4 = await post(3);
   await expect(versionMarkers(page, key)).toHaveCount(4, { timeout: LIVE_TIMEOUT_MS });
   await expect(feedItems(page).filter({ hasText: key })).toHaveCount(7, { timeout: LIVE_TIMEOUT_MS });
+  expect(fetches).toEqual([]);
   await expect(marker(page, key, 4)).toHaveAccessibleName(new RegExp(`^Version 4 of ${key}: critical, `));
   await marker(page, key, 4).click();
   await expect(page).toHaveURL(new RegExp(`/threads/${encodeURIComponent(key)}\\?to=${v4.packet_id}$`));

@@ -66,7 +66,8 @@ export function laneMarkers(lane: TimelineLaneDto, from: number, to: number): Ti
       action: decision.action,
     };
   });
-  const markers = [...versions, ...decisions].sort((a, b) => a.at - b.at || a.key.localeCompare(b.key));
+  // A window the browser slid past older markers leaves them out (the server's next read would).
+  const markers = [...versions, ...decisions].filter((marker) => marker.at >= from).sort((a, b) => a.at - b.at || a.key.localeCompare(b.key));
   cache.set(lane, { from, to, markers });
   return markers;
 }

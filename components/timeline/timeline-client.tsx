@@ -1,8 +1,8 @@
 "use client";
 
-import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useQueryClient, type InfiniteData } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useMemo, useRef } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "@/components/board/board-filters";
 import { Alert } from "@/components/ui/alert";
 import { Field, Select } from "@/components/ui/field";
@@ -11,17 +11,13 @@ import { isTextField } from "@/lib/browser/text-field";
 import { useDocumentKeys } from "@/lib/browser/use-document-keys";
 import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useLiveQuery } from "@/lib/browser/use-live-query";
-import type { LedgerEventDto } from "@/lib/events/dto";
+import { applyTimelineDelta, applyTimelineFeedDelta, feedNeedsRefetch, parseTimelineDelta, TIMELINE_RESYNC_MS } from "@/lib/browser/timeline-delta";
 import { timelineDto, timelineFeedDto, type TimelineDto, type TimelineFeedDto } from "@/lib/views/timeline/dto";
-import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS, WINDOW_LABELS, type TimelineWindow } from "@/lib/views/timeline/window";
+import { DEFAULT_TIMELINE_WINDOW, TIMELINE_WINDOWS, WINDOW_LABELS, WINDOW_MS, type TimelineWindow } from "@/lib/views/timeline/window";
 import { TimelineFeed } from "./timeline-feed";
 import { TimelineLanes } from "./timeline-lanes";
 
-/** How soon the lanes follow the ledger: a new packet or decision soon, a run of heartbeats (ticks only) less often. */
-const LANES_REFRESH_MS = 2_000;
-const HEARTBEATS_REFRESH_MS = 30_000;
-const FEED_REFRESH_MS = 1_000;
-/** The window slides with the clock even when nothing happens. */
+/** The window slides with the clock even when nothing happens: the browser moves it, dropping what leaves it. */
 const SLIDE_EVERY_MS = 60_000;
 
 function filtersFrom(params: URLSearchParams): BoardFilterValues {
@@ -40,16 +36,22 @@ function queryString(values: BoardFilterValues, window: TimelineWindow): string 
   return params.toString();
 }
 
-/** Ledger events that concern the lanes: none but heartbeats waits longer, anything else on a thread soon. */
-function lanesGap(events: LedgerEventDto[]): number | null {
-  const threadEvents = events.filter((event) => event.thread_key !== null);
-  if (!threadEvents.length) return null;
-  return threadEvents.every((event) => event.kind === "heartbeat") ? HEARTBEATS_REFRESH_MS : LANES_REFRESH_MS;
+/** The time, ticking every `everyMs` (0 before the first tick: the timeline's own window stands until then). */
+function useClock(everyMs: number): number {
+  const [now, setNow] = useState(0);
+  // Synchronises with the clock, outside React.
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(timer);
+  }, [everyMs]);
+  return now;
 }
 
-/** The feed leaves heartbeats out: only other events on a thread refresh it. */
-const feedGap = (events: LedgerEventDto[]): number | null =>
-  events.some((event) => event.thread_key !== null && event.kind !== "heartbeat") ? FEED_REFRESH_MS : null;
+/** The timeline with its window moved to end at `now` (the lanes draw only what is inside it). */
+function slid(timeline: TimelineDto, now: number): TimelineDto {
+  if (now <= Date.parse(timeline.to)) return timeline;
+  return { ...timeline, from: new Date(now - WINDOW_MS[timeline.window]).toISOString(), to: new Date(now).toISOString() };
+}
 
 /** The timeline: server-rendered first lanes, then TanStack Query for all of them and the feed, refreshed by the ledger stream. */
 export function TimelineClient({ initialTimeline, initialSearch }: { initialTimeline: TimelineDto; initialSearch: string }) {
@@ -63,8 +65,9 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
   const searchRef = useRef<HTMLInputElement>(null);
   const initial = search === initialSearch;
 
+  const feedKey = useMemo(() => ["timeline-feed", search], [search]);
   const feed = useInfiniteQuery({
-    queryKey: ["timeline-feed", search],
+    queryKey: feedKey,
     queryFn: ({ pageParam }) =>
       fetchParsed(withQuery("/api/v1/timeline/feed", search, pageParam === undefined ? undefined : { before: String(pageParam) }), timelineFeedDto, "the ledger"),
     initialPageParam: undefined as number | undefined,
@@ -72,6 +75,18 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
     initialData: initial ? { pages: [initialTimeline.feed], pageParams: [undefined] } : undefined,
     placeholderData: (previous) => previous,
   });
+
+  // The delta's feed rows go on the feed's first page, of the lanes the timeline holds once it is applied.
+  const applyFeedDelta = useCallback(
+    (frame: unknown, held: TimelineDto | undefined) => {
+      const delta = parseTimelineDelta(frame);
+      const heldBefore = held?.complete ? new Set(held.lanes.map((lane) => lane.key)) : null;
+      if (!delta || feedNeedsRefetch(delta, heldBefore)) return void queryClient.invalidateQueries({ queryKey: feedKey });
+      const after = heldBefore ? new Set([...heldBefore, ...delta.lanes.map((lane) => lane.key)].filter((key) => !delta.removes.includes(key))) : null;
+      queryClient.setQueryData<InfiniteData<TimelineFeedDto, number | undefined>>(feedKey, (feedHeld) => (feedHeld ? applyTimelineFeedDelta(feedHeld, delta, after) : feedHeld));
+    },
+    [queryClient, feedKey],
+  );
 
   const { data: timeline, error, live } = useLiveQuery({
     queryKey: ["timeline", search],
@@ -82,10 +97,13 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
     // A first paint with only the first lanes is stale at once: all of them are fetched after hydration.
     initialDataUpdatedAt: initialTimeline.complete ? undefined : 0,
     keepPrevious: true,
-    refetchInterval: SLIDE_EVERY_MS,
-    gapFor: lanesGap,
-    alsoRefresh: [{ refresh: () => void queryClient.invalidateQueries({ queryKey: ["timeline-feed"] }), gapFor: feedGap }],
+    // The server sends the changed lanes and new ledger rows for these filters: events refetch nothing (docs/decisions/061-timeline-deltas.md).
+    deltas: { streamUrl: withQuery("/api/v1/stream", "", { timeline: search }), apply: applyTimelineDelta, alsoApply: applyFeedDelta },
+    refetchInterval: TIMELINE_RESYNC_MS,
+    // A stream reset (a gap it cannot replay) refetches the feed too.
+    alsoRefresh: [{ refresh: () => void queryClient.invalidateQueries({ queryKey: ["timeline-feed"] }), gapFor: () => null }],
   });
+  const now = useClock(SLIDE_EVERY_MS);
 
   const navigate = useCallback(
     (values: BoardFilterValues, nextWindow: TimelineWindow) => {
@@ -104,7 +122,7 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
     }
   });
 
-  const shown = timeline ?? initialTimeline;
+  const shown = slid(timeline ?? initialTimeline, now);
   const events = feed.data?.pages.flatMap((page) => page.events) ?? [];
   const loadError = error ?? feed.error;
   return (

@@ -2,12 +2,13 @@
 
 import { ThreadLink } from "@/components/shared/thread-link";
 import Link from "next/link";
-import { memo, useId, useState, type KeyboardEvent } from "react";
+import { memo, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import { createPortal } from "react-dom";
 import { SEVERITY_STYLES } from "@/components/shared/severity-badge";
 import type { TimelineLaneDto } from "@/lib/views/timeline/dto";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { visibleText } from "@/lib/contract/invisible";
+import { tooltipPlace } from "@/lib/browser/tooltip-place";
 import { laneMarkers, type TimelineMarker } from "./markers";
 
 interface TimelineLaneProps {
@@ -15,7 +16,7 @@ interface TimelineLaneProps {
   index: number;
   from: number;
   to: number;
-  sessionBuckets: number;
+  sessionBucketMs: number;
   /** The marker that holds the lane's tab stop; null: the newest. */
   current: number | null;
   /** Arrow keys and Home/End: the lanes component moves the focus (and scrolls). */
@@ -35,11 +36,20 @@ function markerClass(marker: TimelineMarker): string {
   return `${VERSION_SHAPE} ${marker.severity ? SEVERITY_STYLES[marker.severity] : NO_RISKS}`;
 }
 
-/** Ticks of the session reports: one SVG path per kind, one DOM node however many there are. */
-function SessionTicks({ sessions, buckets }: { sessions: TimelineLaneDto["sessions"]; buckets: number }) {
-  const path = (spans: number[], top: number, bottom: number) => spans.map((span) => `M${span + 0.5} ${top}V${bottom}`).join("");
+/**
+ * Ticks of the session reports: one SVG path per kind, one DOM node however many there are.
+ * Spans are counted from the epoch (TimelineDto.session_bucket_ms); those before `from` are left out.
+ */
+function SessionTicks({ sessions, from, to, bucketMs }: { sessions: TimelineLaneDto["sessions"]; from: number; to: number; bucketMs: number }) {
+  const first = from / bucketMs;
+  const width = (to - from) / bucketMs;
+  const path = (spans: number[], top: number, bottom: number) =>
+    spans
+      .filter((span) => span + 1 > first)
+      .map((span) => `M${(span + 0.5 - first).toFixed(2)} ${top}V${bottom}`)
+      .join("");
   return (
-    <svg aria-hidden="true" className="pointer-events-none absolute inset-0 h-full w-full" viewBox={`0 0 ${buckets} 40`} preserveAspectRatio="none">
+    <svg aria-hidden="true" className="pointer-events-none absolute inset-0 h-full w-full" viewBox={`0 0 ${width.toFixed(2)} 40`} preserveAspectRatio="none">
       <path d={path(sessions.heartbeat.buckets, 31, 37)} className="stroke-zinc-400" strokeWidth={1} vectorEffect="non-scaling-stroke" />
       <path d={path(sessions.session_started.buckets, 26, 38)} className="stroke-emerald-600" strokeWidth={2} vectorEffect="non-scaling-stroke" />
       <path d={path(sessions.session_ended.buckets, 26, 38)} className="stroke-zinc-600 dark:stroke-zinc-300" strokeWidth={2} vectorEffect="non-scaling-stroke" />
@@ -61,25 +71,31 @@ interface Tip {
   rect: DOMRect;
 }
 
-/** The tooltip of the hovered or focused marker, over everything (fixed, outside the scrolling lanes). */
+/** The tooltip of the hovered or focused marker, over everything (fixed, outside the scrolling lanes), inside the viewport. */
 function MarkerTooltip({ id, marker, rect }: { id: string; marker: TimelineMarker; rect: DOMRect }) {
-  const below = rect.top < 120;
+  const ref = useRef<HTMLDivElement>(null);
+  const [place, setPlace] = useState<{ left: number; top: number } | null>(null);
+  // Synchronises with the DOM: the tooltip's size is known once it is laid out, before it is painted.
+  useLayoutEffect(() => {
+    const element = ref.current;
+    if (!element) return;
+    const size = { width: element.offsetWidth, height: element.offsetHeight };
+    const next = tooltipPlace(rect, size, { width: document.documentElement.clientWidth, height: window.innerHeight });
+    setPlace((current) => (current && current.left === next.left && current.top === next.top ? current : next));
+  }, [rect, marker]);
   return createPortal(
     <div
+      ref={ref}
       id={id}
       role="tooltip"
-      className="pointer-events-none fixed z-50 max-w-sm rounded-md bg-zinc-900 px-2.5 py-1.5 text-xs text-white shadow-lg dark:bg-zinc-100 dark:text-zinc-900"
-      style={{
-        left: rect.left + rect.width / 2,
-        top: below ? rect.bottom + 6 : rect.top - 6,
-        transform: `translate(-50%, ${below ? "0" : "-100%"})`,
-      }}
+      className="pointer-events-none fixed z-50 max-w-[min(24rem,calc(100vw-16px))] rounded-md bg-zinc-900 px-2.5 py-1.5 text-xs text-white shadow-lg dark:bg-zinc-100 dark:text-zinc-900"
+      style={place ? { left: place.left, top: place.top } : { left: 0, top: 0, visibility: "hidden" }}
     >
       <p className="font-semibold">
         <AgentText text={marker.label} />
       </p>
       {marker.detail ? (
-        <p className="mt-0.5 whitespace-pre-wrap">
+        <p className="mt-0.5 break-words whitespace-pre-wrap">
           <AgentText text={marker.detail} multiline />
         </p>
       ) : null}
@@ -103,7 +119,7 @@ const MOVES: Record<string, "prev" | "next" | "first" | "last" | "up" | "down"> 
  * session reports (ticks). The markers are links with one tab stop per lane;
  * arrow keys move between them and to the lanes above and below.
  */
-export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, sessionBuckets, current, onMove, onFocusMarker }: TimelineLaneProps) {
+export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, sessionBucketMs, current, onMove, onFocusMarker }: TimelineLaneProps) {
   const markers = laneMarkers(lane, from, to);
   const tipId = useId();
   const [tip, setTip] = useState<Tip | null>(null);
@@ -127,7 +143,7 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
 
   return (
     <div className="flex h-10 items-center border-b border-line" data-lane-index={index} data-thread-key={lane.key}>
-      <div className="w-48 shrink-0 truncate pr-2 text-xs md:w-64">
+      <div className="sticky left-0 z-[1] w-36 shrink-0 truncate bg-canvas pr-2 pl-1 text-xs sm:w-48 md:w-64">
         <ThreadLink threadKey={lane.key} title={visibleText(lane.key)} className="rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-focus">
           <AgentText className="font-medium" text={lane.agent ?? lane.key} />
           {where.length ? (
@@ -140,7 +156,7 @@ export const TimelineLane = memo(function TimelineLane({ lane, index, from, to, 
         {lane.versions_omitted ? <span className="block text-[10px] text-muted">{lane.versions_omitted} older versions not drawn</span> : null}
       </div>
       <div className={`relative mx-2 h-full flex-1 ${TRACK_MARKERS}`}>
-        <SessionTicks sessions={lane.sessions} buckets={sessionBuckets} />
+        <SessionTicks sessions={lane.sessions} from={from} to={to} bucketMs={sessionBucketMs} />
         {sessions ? <span className="sr-only">{sessions}</span> : null}
         {markers.map((marker, position) => (
           <Link

@@ -1,9 +1,11 @@
 "use client";
 
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { TimelineDto } from "@/lib/views/timeline/dto";
 import { axisTicks, positionOf } from "@/lib/views/timeline/window";
+import { laneRows, type LaneRow } from "@/lib/views/timeline/lane-groups";
+import { AgentText } from "@/components/ui/agent-text";
 import { laneMarkers, nearestMarker } from "./markers";
 import { TimelineLane } from "./timeline-lane";
 
@@ -19,14 +21,14 @@ function Axis({ timeline, from, to }: { timeline: TimelineDto; from: number; to:
   const ticks = axisTicks(timeline.window, from, to);
   return (
     <div className="sticky top-0 z-10 flex h-7 items-end border-b border-zinc-300 bg-canvas text-[11px] text-muted dark:border-zinc-700" aria-hidden="true">
-      <div className="w-48 shrink-0 pb-1 font-semibold md:w-64">Thread</div>
+      <div className="sticky left-0 z-[1] w-36 shrink-0 bg-canvas pb-1 pl-1 font-semibold sm:w-48 md:w-64">Thread</div>
       <div className="relative mx-2 h-full flex-1">
         {ticks.map((tick) => (
           <span key={tick.at} className="absolute bottom-1 -translate-x-1/2 whitespace-nowrap" style={{ left: `${positionOf(tick.at, from, to) * 100}%` }}>
             {tick.label}
           </span>
         ))}
-        <span className="absolute right-0 bottom-1 translate-x-1/2 font-semibold">now</span>
+        <span className="absolute right-0 bottom-1 font-semibold">now</span>
       </div>
     </div>
   );
@@ -35,7 +37,7 @@ function Axis({ timeline, from, to }: { timeline: TimelineDto; from: number; to:
 /** Vertical lines under the lanes at the axis ticks: a handful of elements for all lanes. */
 function GridLines({ timeline, from, to, height }: { timeline: TimelineDto; from: number; to: number; height: number }) {
   return (
-    <div className="pointer-events-none absolute top-0 right-2 left-[calc(12rem+0.5rem)] md:left-[calc(16rem+0.5rem)]" style={{ height }} aria-hidden="true">
+    <div className="pointer-events-none absolute top-0 right-2 left-[calc(9rem+0.5rem)] sm:left-[calc(12rem+0.5rem)] md:left-[calc(16rem+0.5rem)]" style={{ height }} aria-hidden="true">
       {axisTicks(timeline.window, from, to).map((tick) => (
         <span key={tick.at} className="absolute top-0 h-full border-l border-dashed border-line" style={{ left: `${positionOf(tick.at, from, to) * 100}%` }} />
       ))}
@@ -43,28 +45,91 @@ function GridLines({ timeline, from, to, height }: { timeline: TimelineDto; from
   );
 }
 
+const GROUP_HEIGHT = 32;
+
+/** A project's header: its name and counts, a button folding its lanes. */
+function GroupRow({ row, onToggle }: { row: Extract<LaneRow, { kind: "group" }>; onToggle: (group: string) => void }) {
+  return (
+    <div className="flex h-8 items-center border-b border-line bg-zinc-100 px-1 text-xs dark:bg-zinc-900">
+      <button
+        type="button"
+        aria-expanded={row.open}
+        onClick={() => onToggle(row.group)}
+        className="sticky left-1 flex min-h-6 items-center gap-1 rounded-sm px-1 font-semibold hover:underline focus-visible:outline-2 focus-visible:outline-focus"
+      >
+        <span aria-hidden="true">{row.open ? "▾" : "▸"}</span>
+        {row.label === null ? <span>No project</span> : <AgentText text={row.label} />}
+        <span className="font-normal text-muted">
+          · {row.lanes} {row.lanes === 1 ? "thread" : "threads"}
+          {row.quiet ? `, ${row.quiet} quiet` : ""}
+        </span>
+      </button>
+    </div>
+  );
+}
+
+/** The fold of a group's quiet lanes (nothing in the window): one row instead of many empty ones. */
+function QuietRow({ row, onToggle }: { row: Extract<LaneRow, { kind: "quiet" }>; onToggle: (group: string) => void }) {
+  return (
+    <div className="flex h-8 items-center border-b border-line px-1 text-xs text-muted">
+      <button
+        type="button"
+        aria-expanded={row.shown}
+        onClick={() => onToggle(row.group)}
+        className="sticky left-1 min-h-6 rounded-sm px-1 hover:underline focus-visible:outline-2 focus-visible:outline-focus"
+      >
+        {row.shown ? "Hide" : "Show"} {row.count} quiet {row.count === 1 ? "thread" : "threads"} (nothing in this window)
+      </button>
+    </div>
+  );
+}
+
+const toggled = (set: ReadonlySet<string>, key: string) => {
+  const next = new Set(set);
+  if (!next.delete(key)) next.add(key);
+  return next;
+};
+
 /**
- * The swimlanes, virtualised: only the lanes in view (and a few around) are in
- * the DOM, so 200 lanes over 7 days cost what 20 do. The keyboard focus is one
- * marker; moving it to a lane out of view scrolls there first.
+ * The swimlanes, virtualised: only the rows in view (and a few around) are in the DOM, so 500
+ * lanes cost what 20 do. Lanes are grouped by project (a header each when there is more than
+ * one) and a group's quiet lanes sit behind one row. The keyboard focus is one marker; moving
+ * it to a lane out of view scrolls there first. On a narrow screen the lanes scroll sideways
+ * inside their box, their labels held at its left edge.
  */
 export function TimelineLanes({ timeline }: { timeline: TimelineDto }) {
   const from = Date.parse(timeline.from);
   const to = Date.parse(timeline.to);
-  const lanes = timeline.lanes;
   const scrollRef = useRef<HTMLDivElement>(null);
+  const [grouped, setGrouped] = useState(true);
+  const [closed, setClosed] = useState<ReadonlySet<string>>(new Set());
+  const [quietShown, setQuietShown] = useState<ReadonlySet<string>>(new Set());
+  const { rows, visible: lanes } = useMemo(
+    () => laneRows(timeline.lanes, { from, bucketMs: timeline.session_bucket_ms, grouped, closed, quietShown }),
+    [timeline.lanes, from, timeline.session_bucket_ms, grouped, closed, quietShown],
+  );
+  const rowOfLane = useMemo(() => {
+    const map: number[] = [];
+    rows.forEach((row, index) => {
+      if (row.kind === "lane") map[row.lane] = index;
+    });
+    return map;
+  }, [rows]);
   const [focus, setFocus] = useState<Focus | null>(null);
   // Counts keyboard moves: only those move the DOM focus (a click or Tab already did).
   const [focusRequest, setFocusRequest] = useState(0);
   // eslint-disable-next-line react-hooks/incompatible-library -- the virtualizer's functions are not memoised; nothing here relies on them being stable.
   const virtualizer = useVirtualizer({
-    count: lanes.length,
+    count: rows.length,
     getScrollElement: () => scrollRef.current,
-    estimateSize: () => LANE_HEIGHT,
+    estimateSize: (index) => (rows[index]?.kind === "lane" ? LANE_HEIGHT : GROUP_HEIGHT),
     overscan: 6,
     // The server renders the first screenful too (no scroll element there).
     initialRect: { width: 1200, height: 640 },
-    getItemKey: (index) => lanes[index]?.key ?? index,
+    getItemKey: (index) => {
+      const row = rows[index];
+      return row?.kind === "lane" ? row.key : row ? `${row.kind}:${row.group}` : index;
+    },
   });
 
   const onMove = useCallback(
@@ -92,7 +157,8 @@ export function TimelineLanes({ timeline }: { timeline: TimelineDto }) {
   // Synchronises the DOM focus (outside React) with a keyboard move: scrolls the lane into view, then focuses the marker.
   useEffect(() => {
     if (!focus || focusRequest === 0) return;
-    virtualizer.scrollToIndex(focus.lane, { align: "auto" });
+    const row = rowOfLane[focus.lane];
+    if (row !== undefined) virtualizer.scrollToIndex(row, { align: "auto" });
     const frame = requestAnimationFrame(() => {
       scrollRef.current?.querySelector<HTMLElement>(`[data-lane-index="${focus.lane}"] [data-marker-index="${focus.marker}"]`)?.focus();
     });
@@ -100,37 +166,60 @@ export function TimelineLanes({ timeline }: { timeline: TimelineDto }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps -- runs per keyboard move, not when a focus event moved the position.
   }, [focusRequest]);
 
-  if (!lanes.length) {
+  // Synchronises the sideways scroll with the layout: a narrow screen opens on "now", the window's recent end.
+  const hasLanes = timeline.lanes.length > 0;
+  useEffect(() => {
+    const box = scrollRef.current;
+    if (box && box.scrollWidth > box.clientWidth) box.scrollLeft = box.scrollWidth;
+  }, [hasLanes]);
+
+  if (!timeline.lanes.length) {
     return <p className="rounded-lg bg-zinc-100 p-4 text-sm text-muted dark:bg-zinc-900">No active thread matches these filters.</p>;
   }
+  const projects = new Set(timeline.lanes.map((lane) => lane.project)).size;
   const height = virtualizer.getTotalSize();
   return (
-    <div ref={scrollRef} className="max-h-[60vh] min-h-40 overflow-y-auto rounded-lg ring-1 ring-line" data-testid="timeline-lanes">
-      <Axis timeline={timeline} from={from} to={to} />
-      <div role="list" aria-label="Lanes" className="relative" style={{ height }}>
-        <GridLines timeline={timeline} from={from} to={to} height={height} />
-        {virtualizer.getVirtualItems().map((item) => (
-          <div
-            key={item.key}
-            role="listitem"
-            aria-setsize={lanes.length}
-            aria-posinset={item.index + 1}
-            aria-label={lanes[item.index]!.key}
-            className="absolute top-0 left-0 w-full"
-            style={{ height: item.size, transform: `translateY(${item.start}px)` }}
-          >
-            <TimelineLane
-              lane={lanes[item.index]!}
-              index={item.index}
-              from={from}
-              to={to}
-              sessionBuckets={timeline.session_buckets}
-              current={focus?.lane === item.index ? focus.marker : null}
-              onMove={onMove}
-              onFocusMarker={onFocusMarker}
-            />
+    <div className="flex flex-col gap-1">
+      {projects > 1 ? (
+        <label className="flex min-h-6 items-center gap-2 self-start text-xs">
+          <input type="checkbox" checked={grouped} onChange={(event) => setGrouped(event.target.checked)} className="size-4" />
+          Group by project
+        </label>
+      ) : null}
+      <div ref={scrollRef} className="max-h-[70vh] min-h-40 overflow-auto rounded-lg ring-1 ring-line" data-testid="timeline-lanes">
+        <div className="min-w-[40rem]">
+          <Axis timeline={timeline} from={from} to={to} />
+          <div role="list" aria-label="Lanes" className="relative" style={{ height }}>
+            <GridLines timeline={timeline} from={from} to={to} height={height} />
+            {virtualizer.getVirtualItems().map((item) => {
+              const row = rows[item.index]!;
+              return (
+                <div
+                  key={item.key}
+                  role="listitem"
+                  aria-label={row.kind === "lane" ? row.key : undefined}
+                  className="absolute top-0 left-0 w-full" style={{ height: item.size, transform: `translateY(${item.start}px)` }}>
+                  {row.kind === "group" ? (
+                    <GroupRow row={row} onToggle={(group) => setClosed((set) => toggled(set, group))} />
+                  ) : row.kind === "quiet" ? (
+                    <QuietRow row={row} onToggle={(group) => setQuietShown((set) => toggled(set, group))} />
+                  ) : (
+                    <TimelineLane
+                      lane={lanes[row.lane]!}
+                      index={row.lane}
+                      from={from}
+                      to={to}
+                      sessionBucketMs={timeline.session_bucket_ms}
+                      current={focus?.lane === row.lane ? focus.marker : null}
+                      onMove={onMove}
+                      onFocusMarker={onFocusMarker}
+                    />
+                  )}
+                </div>
+              );
+            })}
           </div>
-        ))}
+        </div>
       </div>
     </div>
   );

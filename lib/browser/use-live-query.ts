@@ -38,7 +38,12 @@ export interface UseLiveQueryOptions<T> {
    * ledger events then refetch nothing; each delta is applied to the cached data. `apply`
    * returns null when it cannot be applied (the view is then refetched).
    */
-  deltas?: { streamUrl: string; apply: (data: T, delta: unknown) => T | null };
+  deltas?: {
+    streamUrl: string;
+    apply: (data: T, delta: unknown) => T | null;
+    /** Called with each delta and the data it is applied to (before it is): other caches the same delta updates (the timeline's feed). */
+    alsoApply?: (delta: unknown, held: T | undefined) => void;
+  };
 }
 
 /**
@@ -81,6 +86,7 @@ export function useLiveQuery<T>(options: UseLiveQueryOptions<T>) {
     if (!deltas) return;
     for (const arrived of fetches.current) arrived.push(delta);
     const held = queryClient.getQueryData<T>(queryKey);
+    deltas.alsoApply?.(delta, held);
     const next = held === undefined ? null : deltas.apply(held, delta);
     if (next !== null) queryClient.setQueryData<T>(queryKey, next);
     // A fetch under way applies it again when it ends (and asks for another if it still cannot).

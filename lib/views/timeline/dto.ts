@@ -17,7 +17,7 @@ export const TIMELINE_LANES_MAX = 500;
 export const TIMELINE_VERSIONS_PER_LANE_MAX = 200;
 /** At most this many decision markers per lane (the newest). */
 export const TIMELINE_DECISIONS_PER_LANE_MAX = 100;
-/** Session reports are drawn as ticks: those of one kind within 1/TIMELINE_SESSION_BUCKETS of the window are one tick. */
+/** Session reports are drawn as ticks: those of one kind within 1/TIMELINE_SESSION_BUCKETS of the window (a span) are one tick. */
 export const TIMELINE_SESSION_BUCKETS = 240;
 /** next_action text is cut to this length for tooltips (the thread page has it whole). */
 export const TIMELINE_NEXT_ACTION_MAX = 280;
@@ -57,9 +57,10 @@ export const timelineDecisionDto = z.object({
 export type TimelineDecisionDto = z.infer<typeof timelineDecisionDto>;
 
 /**
- * Session reports of one kind in a lane, drawn as ticks: the window is cut into
- * TIMELINE_SESSION_BUCKETS equal spans, and `buckets` lists the spans (0 = the
- * oldest) holding at least one; `count` is how many reports there were.
+ * Session reports of one kind in a lane, drawn as ticks: time is cut into spans of
+ * `session_bucket_ms` (1/TIMELINE_SESSION_BUCKETS of the window) counted from the Unix epoch,
+ * and `buckets` lists the spans holding at least one (floor(time / session_bucket_ms)), so a
+ * lane read later (a live delta) lines up with the others; `count` is how many reports there were.
  */
 export const timelineSessionTicksDto = z.object({
   buckets: z.array(z.number().int().min(0)),
@@ -68,6 +69,8 @@ export const timelineSessionTicksDto = z.object({
 export type TimelineSessionTicksDto = z.infer<typeof timelineSessionTicksDto>;
 
 export const timelineLaneDto = threadIdentityDto.extend({
+  /** When the thread last moved (a packet, an archive): lanes are ordered by it, newest first (compareTimelineLanes). */
+  active_at: z.string(),
   /** Oldest first. */
   versions: z.array(timelineVersionDto),
   versions_omitted: z.number().int().min(0),
@@ -103,6 +106,8 @@ export const timelineDto = z.object({
   from: z.string(),
   to: z.string(),
   session_buckets: z.number().int().min(1),
+  /** The length of a session span: the window / session_buckets. */
+  session_bucket_ms: z.number().int().min(1),
   /** Threads that match the filters; at most TIMELINE_LANES_MAX of them get a lane. */
   lanes_total: z.number().int().min(0),
   lanes: z.array(timelineLaneDto),
@@ -112,3 +117,36 @@ export const timelineDto = z.object({
   feed: timelineFeedDto,
 });
 export type TimelineDto = z.infer<typeof timelineDto>;
+
+/** The lanes' order, the server's and the browser's: the most recently active thread first, then by key. */
+export function compareTimelineLanes(a: Pick<TimelineLaneDto, "active_at" | "key">, b: Pick<TimelineLaneDto, "active_at" | "key">): number {
+  return Date.parse(b.active_at) - Date.parse(a.active_at) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+}
+
+/**
+ * What a batch of ledger events changed on a timeline with these filters and window
+ * (`event: delta` of GET /api/v1/stream?timeline=, docs/decisions/061-timeline-deltas.md):
+ * the changed lanes whole, the keys that no longer have one, the batch's feed rows. Its size
+ * grows with the batch, never with the timeline.
+ */
+export const timelineDeltaDto = z.object({
+  view: z.literal("timeline"),
+  seq: z.number().int(),
+  generated_at: z.string(),
+  window: z.enum(TIMELINE_WINDOWS),
+  from: z.string(),
+  to: z.string(),
+  /** Lanes of the threads the batch names that match the filters, in compareTimelineLanes order. */
+  lanes: z.array(timelineLaneDto),
+  /** Threads the batch names that no longer match (archived, or filtered out). */
+  removes: z.array(z.string()),
+  /** Threads matching the filters now; null when counting them would read the whole board (a flag filter). */
+  lanes_total: z.number().int().min(0).nullable(),
+  /** The batch's feed rows (heartbeats left out) of threads that match, newest first. */
+  feed: z.array(timelineFeedEventDto),
+  /** Of `lanes`, the threads with feed rows in the window before the batch: a browser that did not hold their lane refetches its feed. */
+  earlier_feed: z.array(z.string()),
+  /** The browser fetches the timeline whole instead. */
+  refetch: z.boolean(),
+});
+export type TimelineDeltaDto = z.infer<typeof timelineDeltaDto>;

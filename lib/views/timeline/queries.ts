@@ -19,7 +19,7 @@ import {
 import { readFeedPage } from "./feed";
 import { LEDGER_INDEXED_KEYS_MAX, firstSeqFrom } from "./ledger-window";
 import { findLaneThreads, timelineSpan, type LaneThread } from "./lanes";
-import type { TimelineWindow } from "./window";
+import { WINDOW_MS, type TimelineWindow } from "./window";
 
 export { timelineDto, timelineQuerySchema, type TimelineDto, type TimelineQuery } from "./dto";
 
@@ -99,9 +99,12 @@ const noSessions = (): LaneSessions => ({
 const SESSION_TIME_PREFIX: Record<TimelineWindow, number> = { "6h": 16, "24h": 15, "7d": 13, "30d": 13 };
 const completePrefix = (prefix: string) => `${prefix}${"0000-00-00T00:00:00.000Z".slice(prefix.length)}`;
 
+/** The length of a session span of `window` (TimelineDto.session_bucket_ms). */
+export const sessionBucketMs = (window: TimelineWindow) => Math.round(WINDOW_MS[window] / TIMELINE_SESSION_BUCKETS);
+
 /**
  * Session reports (session_started, heartbeat, session_ended) in the span, as
- * the spans (1/TIMELINE_SESSION_BUCKETS of it) holding one: a heartbeat a
+ * the spans (1/TIMELINE_SESSION_BUCKETS of the window, counted from the epoch) holding one: a heartbeat a
  * minute over 30 days stays a few hundred numbers a lane. Grouped in SQL.
  */
 async function readSessionTicks(sql: SqlExecutor, threadKeys: string[], minSeq: number, window: TimelineWindow, from: Date, to: Date) {
@@ -114,13 +117,13 @@ async function readSessionTicks(sql: SqlExecutor, threadKeys: string[], minSeq: 
     WHERE "threadKey" IN (${Prisma.join(threadKeys)}) AND "seq" >= ${minSeq} AND ${kind} IN (${Prisma.join(SESSION_EVENT_KINDS)})
       AND "at" >= ${from} AND "at" <= ${to}
     GROUP BY "threadKey", "kind", "prefix"`);
-  const span = to.getTime() - from.getTime();
+  const spanMs = sessionBucketMs(window);
   const byKey = new Map<string, LaneSessions>();
   for (const row of rows) {
     const sessions = byKey.get(row.threadKey) ?? noSessions();
     const ticks = sessions[row.kind as keyof LaneSessions];
     const at = Math.max(from.getTime(), Date.parse(completePrefix(row.prefix)));
-    ticks.buckets.push(Math.min(TIMELINE_SESSION_BUCKETS - 1, Math.floor(((at - from.getTime()) / span) * TIMELINE_SESSION_BUCKETS)));
+    ticks.buckets.push(Math.floor(at / spanMs));
     ticks.count += Number(row.count);
     byKey.set(row.threadKey, sessions);
   }
@@ -130,8 +133,8 @@ async function readSessionTicks(sql: SqlExecutor, threadKeys: string[], minSeq: 
   return byKey;
 }
 
-/** The lanes of `threads`: one statement per kind of marker for all of them. */
-async function readLanes(sql: SqlExecutor, threads: LaneThread[], minSeq: number, window: TimelineWindow, from: Date, to: Date): Promise<TimelineLaneDto[]> {
+/** The lanes of `threads` (in their order): one statement per kind of marker for all of them. */
+export async function readLanes(sql: SqlExecutor, threads: LaneThread[], minSeq: number, window: TimelineWindow, from: Date, to: Date): Promise<TimelineLaneDto[]> {
   if (!threads.length) return [];
   const ids = Prisma.join(threads.map((thread) => thread.id));
   const versions = await readVersions(sql, ids, from, to);
@@ -141,6 +144,7 @@ async function readLanes(sql: SqlExecutor, threads: LaneThread[], minSeq: number
     const all = versions.get(thread.id) ?? [];
     return {
       key: thread.key,
+      active_at: thread.updatedAt.toISOString(),
       agent: thread.agent,
       project: thread.project,
       branch: thread.branch,
@@ -178,6 +182,7 @@ export async function loadTimeline(
     from: from.toISOString(),
     to: to.toISOString(),
     session_buckets: TIMELINE_SESSION_BUCKETS,
+    session_bucket_ms: sessionBucketMs(query.window),
     lanes_total: found.total,
     lanes,
     complete: threads.length === found.threads.length,

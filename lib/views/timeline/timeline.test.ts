@@ -98,19 +98,23 @@ describe("loadTimeline", () => {
   });
 
   it("marks people's decisions and session reports, ticks of a kind close together merged", async () => {
-    const web = (await timeline({ window: "24h" })).lanes.find((lane) => lane.key === "tl/web")!;
+    const day = await timeline({ window: "24h" });
+    const web = day.lanes.find((lane) => lane.key === "tl/web")!;
+    // Spans count from the epoch: NOW is on a round hour, so the window's first span is a whole one.
+    const fromWindowStart = (dto: typeof day, buckets: number[]) => buckets.map((bucket) => bucket + Date.parse(dto.from) / dto.session_bucket_ms);
     expect(web.decisions).toEqual([{ packet_id: ids.w1, action: "approved", at: expect.any(String), by: "tl-admin" }]);
     // 24 h in 240 spans of 6 minutes, numbered from the window's start: 3 h ago is span 210. Reports are
     // grouped by their ten minutes first: the two heartbeats 2.4 minutes apart share a span, and the
     // session's end 6 minutes after a heartbeat falls in that heartbeat's span (6 h: by the minute, two ticks).
     expect(web.sessions).toEqual({
-      session_started: { buckets: [210], count: 1 },
-      heartbeat: { buckets: [210, 230], count: 3 },
-      session_ended: { buckets: [230], count: 1 },
+      session_started: { buckets: fromWindowStart(day, [210]), count: 1 },
+      heartbeat: { buckets: fromWindowStart(day, [210, 230]), count: 3 },
+      session_ended: { buckets: fromWindowStart(day, [230]), count: 1 },
     });
-    const sixHours = (await timeline({ window: "6h" })).lanes.find((lane) => lane.key === "tl/web")!;
-    expect(sixHours.sessions.heartbeat).toEqual({ buckets: [120, 122, 200], count: 3 });
-    expect((await timeline({ window: "24h" })).session_buckets).toBe(240);
+    const six = await timeline({ window: "6h" });
+    const sixHours = six.lanes.find((lane) => lane.key === "tl/web")!;
+    expect(sixHours.sessions.heartbeat).toEqual({ buckets: fromWindowStart(six, [120, 122, 200]), count: 3 });
+    expect(day).toMatchObject({ session_buckets: 240, session_bucket_ms: 6 * 60_000 });
   });
 
   it("sends only the first lanes for a first paint, and says so", async () => {
