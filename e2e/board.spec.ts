@@ -440,6 +440,15 @@ test.describe("Needs you at a glance", () => {
     await expect(page.getByRole("combobox", { name: /^Severity/ })).toHaveValue("high");
     // Nothing runs off the side.
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    // The list view stacks its rows: neither the page nor the list scrolls sideways.
+    await page.goto("/?view=list");
+    await expect(page.getByTestId("board-row").first()).toBeVisible();
+    const widths = await page.evaluate(() => {
+      const list = document.querySelector("[aria-label='Board as a list'] table")!.parentElement!;
+      return { page: document.documentElement.scrollWidth, view: window.innerWidth, list: list.scrollWidth, listBox: list.clientWidth };
+    });
+    expect(widths.page).toBeLessThanOrEqual(widths.view);
+    expect(widths.list).toBeLessThanOrEqual(widths.listBox);
   });
 });
 
