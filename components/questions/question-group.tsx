@@ -10,7 +10,7 @@ import { Button } from "@/components/ui/button";
 import { TextArea } from "@/components/ui/field";
 import { When } from "@/components/ui/time";
 import { visibleText } from "@/lib/contract/invisible";
-import { sharedAnswerResultDto } from "@/lib/human/dto";
+import { sharedAnswerResultDto, type HumanStateDto } from "@/lib/human/dto";
 import type { QuestionGroupDto } from "@/lib/views/questions/dto";
 
 /** What a refused answer says when a thread moved on since the inbox was loaded (409). */
@@ -27,8 +27,8 @@ interface QuestionGroupProps {
   canAnswer: boolean;
   articleRef: (element: HTMLElement | null) => void;
   onFocusGroup: () => void;
-  /** The answer was written into every thread's human section. */
-  onAnswered: (group: QuestionGroupDto) => void;
+  /** The answer was written into every thread's human section (`written`: each thread's new state, what Undo takes back). */
+  onAnswered: (group: QuestionGroupDto, written: HumanStateDto[]) => void;
   /** A thread moved on: reload the inbox (resolves when the new targets are in). */
   onConflict: () => Promise<void>;
 }
@@ -76,7 +76,7 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
     try {
       const result = await sendJson("POST", "/api/v1/answers", { answer: text, targets }, sharedAnswerResultDto);
       if (result.ok) {
-        onAnswered(group);
+        onAnswered(group, result.data.written);
         return;
       }
       if (result.status === 409 && result.code === "conflict") {
