@@ -175,8 +175,8 @@ function ListRow({ card, now, pickable, picked, onPick }: { card: BoardCardDto; 
           <CardDetails card={card} />
         )}
       </td>
-      <td className="px-2 py-1.5 max-md:block max-md:min-w-0 max-md:flex-1 max-md:py-0.5">
-        <ThreadLink threadKey={card.key} className="line-clamp-1 font-medium break-words text-link underline-offset-2 hover:underline">
+      <td className="px-2 py-1.5 max-md:block max-md:min-w-0 max-md:basis-full max-md:py-0.5">
+        <ThreadLink threadKey={card.key} className="line-clamp-1 font-medium max-md:line-clamp-2 break-words text-link underline-offset-2 hover:underline">
           {packet.next_action ? <AgentText text={packet.next_action} /> : <span className="text-muted italic">No next action recorded</span>}
         </ThreadLink>
       </td>
