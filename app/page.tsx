@@ -46,7 +46,7 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
           Some filters in the address were not understood and are ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}
         </p>
       )}
-      <IngestErrors events={ingestErrors} />
+      <IngestErrors events={ingestErrors} now={Date.parse(board.generated_at)} />
       <BudgetNotice budgets={overBudget} />
       {/* No Suspense boundary: the page is dynamic, so the board streams with the first paint. */}
       <BoardClient initialBoard={board} initialSearch={withoutView(new URLSearchParams(raw).toString())} canAct={abilitiesOf(person.role).act} />

@@ -427,7 +427,7 @@ test.describe("Needs you at a glance", () => {
     await expect(page.getByRole("button", { name: "list" })).toHaveAttribute("aria-pressed", "true");
   });
 
-  test("on a phone the filters but Search sit behind one button that says how many are active", async ({ page }) => {
+  test("on a phone the filters but Search sit behind one button that says how many are active; the list view stacks", async ({ page, request, agentToken }) => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto("/?severity=high&agent=nobody-at-all");
     const button = page.getByRole("button", { name: "Filters (2 active)" });
@@ -440,6 +440,17 @@ test.describe("Needs you at a glance", () => {
     await expect(page.getByRole("combobox", { name: /^Severity/ })).toHaveValue("high");
     // Nothing runs off the side.
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    // The list view stacks its rows: neither the page nor the list scrolls sideways.
+    const key = uniqueId("phone-list");
+    await storePacket(request, agentToken, packetFor(key, { agent: `${key}-agent`, next_action: `look at the phone list of ${key} before the release` }));
+    await page.goto(`/?view=list&q=${encodeURIComponent(key)}`);
+    await expect(page.getByTestId("board-row")).toHaveCount(1);
+    const widths = await page.evaluate(() => {
+      const list = document.querySelector("[aria-label='Board as a list'] table")!.parentElement!;
+      return { page: document.documentElement.scrollWidth, view: window.innerWidth, list: list.scrollWidth, listBox: list.clientWidth };
+    });
+    expect(widths.page).toBeLessThanOrEqual(widths.view);
+    expect(widths.list).toBeLessThanOrEqual(widths.listBox);
   });
 });
 

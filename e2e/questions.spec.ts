@@ -66,3 +66,34 @@ test("offered options are buttons that answer at once", async ({ page, request, 
     expect.objectContaining({ question_id: "q0", question, answer: "kafka", by: "admin" }),
   ]);
 });
+
+test("an answer to a group is confirmed once and can be undone; each thread tells when it asked and when it arrived", async ({ page, request, agentToken }) => {
+  const run = uniqueId("inbox-undo");
+  const question = `${run}: may I rotate the key?`;
+  const threads = [`${run}-a`, `${run}-b`];
+  for (const thread of threads) {
+    await storePacket(request, agentToken, packetFor(thread, { created_at: "2001-01-01T00:00:08Z", questions_for_human: [{ question, options: ["yes", "no"] }] }));
+  }
+  await page.goto("/questions");
+  await expect(page.getByText("live", { exact: true })).toBeVisible();
+  const group = page.getByTestId("question-group").filter({ hasText: question });
+  // Written long ago, received now: both told; the exact times are the description, shown on focus.
+  const asked = group.getByRole("listitem").first().locator("time");
+  await expect(asked).toHaveText(/^written \d+ d ago · received just now$/);
+  await asked.focus();
+  await expect(page.getByRole("tooltip")).toHaveText(/^written Jan 1 00:00 UTC, received \w{3} \d+ \d\d:\d\d UTC$/);
+  await expect(asked).toHaveAccessibleDescription(/^written Jan 1 00:00 UTC, received /);
+
+  await group.getByRole("group", { name: "Offered answers" }).getByRole("button", { name: "yes" }).click();
+  await group.getByRole("button", { name: "Yes, send to 2 threads" }).click();
+  await expect(page.getByText(question, { exact: true })).toHaveCount(0);
+  const notice = page.getByTestId("undo-notice");
+  await expect(notice).toContainText("Answered 2 threads");
+  await notice.getByRole("button", { name: "Undo" }).click();
+  await expect(notice).toContainText("Answer taken back from 2 threads.");
+  await expect(page.getByText(question, { exact: true })).toHaveCount(1);
+  for (const thread of threads) {
+    const human = (await findThread(request, agentToken, thread))!.human;
+    expect([human.answers, human.revision]).toEqual([[], 2]);
+  }
+});

@@ -10,14 +10,15 @@ import { FormAlert } from "@/components/ui/alert";
 import { SubmitButton } from "@/components/ui/button";
 import { ChoiceSelect, Field, fieldAria, Input } from "@/components/ui/field";
 import { Panel } from "@/components/ui/panel";
-import { Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import { ShownOnce } from "./shown-once";
 
 const HOST_LABELS: Record<CodeHost, string> = { github: "GitHub", gitlab: "GitLab" };
 const LABELS = { name: "Name", host: "Code host" };
 
 /** Creates a code host integration (its secret shown once), lists them and the deliveries no thread matched. */
-export function IntegrationsAdmin({ list }: { list: IntegrationListDto }) {
+/** `now` (ms): when the page read `list`; ages are measured from it. */
+export function IntegrationsAdmin({ list, now }: { list: IntegrationListDto; now: number }) {
   const id = useId();
   const alertId = `${id}-alert`;
   const router = useRouter();
@@ -92,7 +93,7 @@ export function IntegrationsAdmin({ list }: { list: IntegrationListDto }) {
             {list.unmatched.map((delivery) => (
               <li key={`${delivery.integration_id}/${delivery.delivery_id}`}>
                 {delivery.event.replace("_", " ")} on <AgentText className="font-mono" text={delivery.repository ?? "?"} /> branch{" "}
-                <AgentText className="font-mono" text={delivery.branch ?? "?"} /> · <Moment iso={delivery.received_at} />
+                <AgentText className="font-mono" text={delivery.branch ?? "?"} /> · <When iso={delivery.received_at} now={now} />
               </li>
             ))}
           </ul>

@@ -9,7 +9,7 @@ import { sendJson, type SendResult } from "@/lib/browser/send-json";
 import { Alert, Done, FormAlert } from "@/components/ui/alert";
 import { ConfirmButton } from "@/components/ui/confirm-button";
 import { Panel } from "@/components/ui/panel";
-import { Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import { useAdminList } from "./admin-list";
 import { CreateTokenForm, TOKENS_KEY } from "./create-token-form";
 
@@ -17,7 +17,7 @@ const HEAD = "py-1 pr-4 font-medium";
 const CELL = "py-1.5 pr-4";
 
 /** The token admin: the list (never a secret) with revoke, and a form that creates a token and shows it once. */
-export function TokensAdmin({ initialTokens }: { initialTokens: TokenSummary[] }) {
+export function TokensAdmin({ initialTokens, loadedAt }: { initialTokens: TokenSummary[]; loadedAt: number }) {
   const queryClient = useQueryClient();
   const tokens = useAdminList({
     queryKey: TOKENS_KEY,
@@ -25,7 +25,9 @@ export function TokensAdmin({ initialTokens }: { initialTokens: TokenSummary[] }
     schema: tokenListSchema.transform((list) => list.tokens),
     what: "the tokens",
     initial: initialTokens,
+    loadedAt,
   });
+  const now = tokens.dataUpdatedAt;
   const [rowProblem, setRowProblem] = useState<Problem | null>(null);
   const [revoked, setRevoked] = useState<string | null>(null);
 
@@ -84,10 +86,10 @@ export function TokensAdmin({ initialTokens }: { initialTokens: TokenSummary[] }
                     <td className={CELL}>{token.scopes.join(", ")}</td>
                     <td className={CELL}>{token.project ?? <span className="text-muted">any</span>}</td>
                     <td className={CELL}>
-                      <Moment iso={token.created_at} />
+                      <When iso={token.created_at} now={now} />
                     </td>
-                    <td className={CELL}>{token.last_used_at ? <Moment iso={token.last_used_at} /> : "never"}</td>
-                    <td className={CELL}>{token.revoked_at ? <Moment iso={token.revoked_at} /> : "no"}</td>
+                    <td className={CELL}>{token.last_used_at ? <When iso={token.last_used_at} now={now} /> : "never"}</td>
+                    <td className={CELL}>{token.revoked_at ? <When iso={token.revoked_at} now={now} /> : "no"}</td>
                     <td className="py-1.5">
                       {token.revoked_at ? null : (
                         <ConfirmButton

@@ -11,7 +11,7 @@ import { Alert, Done, FormAlert } from "@/components/ui/alert";
 import { Button, SubmitButton } from "@/components/ui/button";
 import { ChoiceSelect, Field, fieldAria, Input } from "@/components/ui/field";
 import { Panel } from "@/components/ui/panel";
-import { Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import { useAdminList } from "./admin-list";
 
 const USERS_KEY = ["users"] as const;
@@ -24,9 +24,9 @@ interface UserChange {
 }
 
 /** The people admin: the list with a role and a disable switch per person, and a form to add someone. */
-export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUsers: UserDto[]; me: Person; minPasswordLength: number }) {
+export function UsersAdmin({ initialUsers, loadedAt, me, minPasswordLength }: { initialUsers: UserDto[]; loadedAt: number; me: Person; minPasswordLength: number }) {
   const queryClient = useQueryClient();
-  const users = useAdminList({ queryKey: USERS_KEY, url: "/api/v1/users", schema: userListSchema.transform((list) => list.users), what: "the people", initial: initialUsers });
+  const users = useAdminList({ queryKey: USERS_KEY, url: "/api/v1/users", schema: userListSchema.transform((list) => list.users), what: "the people", initial: initialUsers, loadedAt });
   const [rowProblem, setRowProblem] = useState<Problem | null>(null);
 
   const change = useMutation<SendResult<UserDto>, Error, UserChange>({
@@ -89,7 +89,7 @@ export function UsersAdmin({ initialUsers, me, minPasswordLength }: { initialUse
                       />
                     </td>
                     <td className="py-1.5 pr-4">
-                      <Moment iso={user.created_at} />
+                      <When iso={user.created_at} now={users.dataUpdatedAt} />
                     </td>
                     <td className="py-1.5 pr-4">{user.disabled ? "yes" : "no"}</td>
                     <td className="py-1.5">

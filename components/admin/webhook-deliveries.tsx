@@ -6,7 +6,7 @@ import { deliveryPageDto, type DeliveryPageDto, type WebhookDto } from "@/lib/no
 import { AgentText } from "@/components/ui/agent-text";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
-import { Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 
 const COLUMNS = ["Created", "Event", "Thread", "Status", "Attempts", "Last HTTP status", "Last error"];
 const CELL = "py-1 pr-3";
@@ -59,7 +59,7 @@ export function DeliveryLog({ webhook }: { webhook: WebhookDto }) {
               {rows.map((delivery) => (
                 <tr key={delivery.id} className="border-t border-line align-top">
                   <td className={`${CELL} whitespace-nowrap`}>
-                    <Moment iso={delivery.created_at} />
+                    <When iso={delivery.created_at} now={log.dataUpdatedAt} />
                   </td>
                   <td className={`${CELL} font-mono text-xs`}>{delivery.event}</td>
                   <td className={`${CELL} font-mono text-xs break-all`}>{delivery.thread_key ? <AgentText text={delivery.thread_key} /> : "—"}</td>
@@ -69,10 +69,10 @@ export function DeliveryLog({ webhook }: { webhook: WebhookDto }) {
                   <td className={`${CELL} break-words`}>{delivery.last_error ?? "—"}</td>
                   <td className="py-1 whitespace-nowrap">
                     {delivery.delivered_at ? (
-                      <Moment iso={delivery.delivered_at} />
+                      <When iso={delivery.delivered_at} now={log.dataUpdatedAt} />
                     ) : delivery.next_attempt_at ? (
                       <>
-                        next <Moment iso={delivery.next_attempt_at} />
+                        next <When iso={delivery.next_attempt_at} now={log.dataUpdatedAt} />
                       </>
                     ) : (
                       "—"

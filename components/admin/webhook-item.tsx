@@ -11,14 +11,15 @@ import { Done, FormAlert } from "@/components/ui/alert";
 import { Button, SubmitButton } from "@/components/ui/button";
 import { ConfirmButton } from "@/components/ui/confirm-button";
 import { Checkbox, fieldAria } from "@/components/ui/field";
-import { Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import { EventChoices, FORMAT_LABELS, WEBHOOK_LABELS, WEBHOOKS_KEY } from "./event-choices";
 import { DeliveryLog } from "./webhook-deliveries";
 
 const TERM = "text-muted";
 
 /** One webhook: its settings, and buttons to edit its events, switch it on or off, delete it, and see its deliveries. */
-export function WebhookItem({ webhook }: { webhook: WebhookDto }) {
+/** `now` (ms): when the list was read; ages are measured from it. */
+export function WebhookItem({ webhook, now }: { webhook: WebhookDto; now: number }) {
   const id = useId();
   const alertId = `${id}-alert`;
   const queryClient = useQueryClient();
@@ -78,7 +79,7 @@ export function WebhookItem({ webhook }: { webhook: WebhookDto }) {
         <dd>{webhook.events.join(", ")}</dd>
         <dt className={TERM}>Created</dt>
         <dd>
-          <Moment iso={webhook.created_at} /> by {webhook.created_by}
+          <When iso={webhook.created_at} now={now} /> by {webhook.created_by}
         </dd>
       </dl>
       <div className="mt-2 flex flex-col gap-2">

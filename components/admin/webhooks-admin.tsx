@@ -9,13 +9,14 @@ import { WEBHOOKS_KEY } from "./event-choices";
 import { WebhookItem } from "./webhook-item";
 
 /** The webhooks admin: a form that creates one (a generated secret is shown once), the list with edit, delete and each one's delivery log. */
-export function WebhooksAdmin({ initialWebhooks }: { initialWebhooks: WebhookDto[] }) {
+export function WebhooksAdmin({ initialWebhooks, loadedAt }: { initialWebhooks: WebhookDto[]; loadedAt: number }) {
   const webhooks = useAdminList({
     queryKey: WEBHOOKS_KEY,
     url: "/api/v1/webhooks",
     schema: webhookListDto.transform((list) => list.webhooks),
     what: "the webhooks",
     initial: initialWebhooks,
+    loadedAt,
   });
   return (
     <>
@@ -27,7 +28,7 @@ export function WebhooksAdmin({ initialWebhooks }: { initialWebhooks: WebhookDto
         ) : (
           <ul className="flex flex-col gap-3">
             {webhooks.data.map((webhook) => (
-              <WebhookItem key={webhook.id} webhook={webhook} />
+              <WebhookItem key={webhook.id} webhook={webhook} now={webhooks.dataUpdatedAt} />
             ))}
           </ul>
         )}

@@ -6,7 +6,7 @@ import { SEVERITIES } from "@/lib/contract/severity";
 import { SeverityBadge } from "@/components/shared/severity-badge";
 import { visibleText } from "@/lib/contract/invisible";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
-import { Age } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import { DecisionControls } from "@/components/human/decision-controls";
 import { cardReasons, flagReason } from "./card-reasons";
 import { ReportLostRace } from "./lost-races";
@@ -50,7 +50,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
           <AgentText text={agent} />
         </span>
         <AgentTextList className="min-w-0 flex-1 truncate" items={where.length ? where : [card.key]} />
-        <Age iso={packet.received_at} now={now} className="flex-none" />
+        <When iso={packet.received_at} written={packet.created_at} now={now} tabIndex={focused ? 0 : -1} className="relative z-10 flex-none" />
       </div>
       <ThreadLink
         ref={ref}

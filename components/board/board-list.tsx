@@ -9,7 +9,7 @@ import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
-import { Age } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import { CardDetails } from "./board-card";
 import { cardReasons, plural } from "./card-reasons";
 import { BULK_APPROVE_MAX, useBulkApprove, type BulkStatus } from "./use-bulk-approve";
@@ -103,10 +103,11 @@ export function BoardList({ columns, now, canAct, complete, savedScroll, onScrol
           <BulkResult status={bulk.status} onDismiss={bulk.reset} />
         </div>
       ) : null}
-      <div ref={scrollRef} className="min-h-0 flex-1 overflow-auto rounded-xl bg-surface ring-1 ring-line" onScroll={(event) => onScrolled(event.currentTarget.scrollTop)}>
-        <table className="w-full table-fixed border-collapse text-sm">
+      <div ref={scrollRef} className="min-h-0 flex-1 overflow-auto rounded-xl bg-surface ring-1 ring-line max-md:overflow-x-hidden" onScroll={(event) => onScrolled(event.currentTarget.scrollTop)}>
+        {/* On a phone each row stacks (who, why, next action) instead of scrolling sideways. */}
+        <table className="w-full table-fixed border-collapse text-sm max-md:block">
           <caption className="sr-only">Every thread on the board, a row each, Needs you first</caption>
-          <thead className="sticky top-0 z-10 bg-sunken text-left text-xs text-muted">
+          <thead className="sticky top-0 z-10 bg-sunken text-left text-xs text-muted max-md:sr-only">
             <tr>
               <th scope="col" className="w-10 px-2 py-1.5">
                 <span className="sr-only">Pick</span>
@@ -122,14 +123,14 @@ export function BoardList({ columns, now, canAct, complete, savedScroll, onScrol
             const pickable = canAct ? group.cards.filter(selectable) : [];
             const allPicked = pickable.length > 0 && pickable.every((card) => picked.has(card.key));
             return (
-              <tbody key={group.id} data-group={group.id}>
-                <tr className="bg-sunken/60">
+              <tbody key={group.id} data-group={group.id} className="max-md:block">
+                <tr className="bg-sunken/60 max-md:flex max-md:items-center">
                   <td className="px-2 py-1">
                     {pickable.length ? (
                       <Checkbox label={`Pick all ${pickable.length} in ${group.title}`} checked={allPicked} onChange={(on) => toggle(pickable.map((card) => card.key), on)} />
                     ) : null}
                   </td>
-                  <th scope="colgroup" colSpan={5} className="px-2 py-1 text-left text-xs font-semibold tracking-wide text-strong uppercase">
+                  <th scope="colgroup" colSpan={5} className="px-2 py-1 text-left max-md:block text-xs font-semibold tracking-wide text-strong uppercase">
                     {group.title} <span className="font-normal text-muted normal-case">{plural(group.cards.length, "thread")}</span>
                   </th>
                 </tr>
@@ -150,18 +151,18 @@ function ListRow({ card, now, pickable, picked, onPick }: { card: BoardCardDto; 
   const reasons = card.column === "needs_you" ? cardReasons(card) : [];
   const agent = card.agent ?? "unknown agent";
   return (
-    <tr className="border-t border-line align-top hover:bg-sunken/40" data-testid="board-row" data-thread-key={card.key}>
-      <td className="px-2 py-1">{pickable ? <Checkbox label={`Pick ${agent} (${card.key})`} checked={picked} onChange={onPick} /> : null}</td>
-      <td className="px-2 py-1.5">
+    <tr className="border-t border-line align-top hover:bg-sunken/40 max-md:flex max-md:flex-wrap max-md:items-center max-md:py-1" data-testid="board-row" data-thread-key={card.key}>
+      <td className="px-2 py-1 max-md:block">{pickable ? <Checkbox label={`Pick ${agent} (${card.key})`} checked={picked} onChange={onPick} /> : null}</td>
+      <td className="px-2 py-1.5 max-md:block">
         <SeverityBadge severity={packet.highest_severity} />
       </td>
-      <td className="truncate px-2 py-1.5">
+      <td className="truncate px-2 py-1.5 max-md:block max-md:min-w-0 max-md:flex-1 max-md:break-words max-md:whitespace-normal">
         <span className="font-semibold text-strong">
           <AgentText text={agent} />
         </span>{" "}
         <AgentTextList className="text-xs text-muted" items={[card.project, card.branch].some(Boolean) ? [card.project, card.branch] : [card.key]} />
       </td>
-      <td className="px-2 py-1.5 text-xs">
+      <td className="px-2 py-1.5 text-xs max-md:block max-md:basis-full max-md:py-0.5">
         {reasons.length ? (
           <ul aria-label="Needs you because" className="flex flex-wrap gap-1">
             {reasons.map((reason) => (
@@ -174,13 +175,13 @@ function ListRow({ card, now, pickable, picked, onPick }: { card: BoardCardDto; 
           <CardDetails card={card} />
         )}
       </td>
-      <td className="px-2 py-1.5">
-        <ThreadLink threadKey={card.key} className="line-clamp-1 font-medium break-words text-link underline-offset-2 hover:underline">
+      <td className="px-2 py-1.5 max-md:block max-md:min-w-0 max-md:basis-full max-md:py-0.5">
+        <ThreadLink threadKey={card.key} className="line-clamp-1 font-medium max-md:line-clamp-2 break-words text-link underline-offset-2 hover:underline">
           {packet.next_action ? <AgentText text={packet.next_action} /> : <span className="text-muted italic">No next action recorded</span>}
         </ThreadLink>
       </td>
-      <td className="px-2 py-1.5 text-xs text-muted">
-        <Age iso={packet.received_at} now={now} />
+      <td className="px-2 py-1.5 text-xs text-muted max-md:block max-md:py-0.5">
+        <When iso={packet.received_at} written={packet.created_at} now={now} />
       </td>
     </tr>
   );

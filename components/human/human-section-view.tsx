@@ -1,16 +1,16 @@
 import type { HumanSection } from "@/lib/human/section";
 import { AgentText } from "@/components/ui/agent-text";
 import { Badge } from "@/components/ui/badge";
-import { Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 
 /** What people decided, answered and asked on the active packet: the `human` section the next session reads. */
-export function HumanSectionView({ human }: { human: HumanSection }) {
+export function HumanSectionView({ human, now }: { human: HumanSection; now: number }) {
   if (human.revision === 0) return <p className="text-sm text-muted">No one has acted on this packet yet.</p>;
   return (
     <div className="space-y-2 text-sm">
       {human.decision ? (
         <p>
-          <span className="font-semibold">{human.decision.kind === "approved" ? "Approved" : "Intervened"}</span> by <AgentText text={human.decision.by} /> at <Moment iso={human.decision.at} />
+          <span className="font-semibold">{human.decision.kind === "approved" ? "Approved" : "Intervened"}</span> by <AgentText text={human.decision.by} /> <When iso={human.decision.at} now={now} />
           {human.decision.note ? (
             <>
               : <AgentText text={human.decision.note} multiline />
@@ -33,14 +33,14 @@ export function HumanSectionView({ human }: { human: HumanSection }) {
                 ) : null}
                 <AgentText className="whitespace-pre-wrap" text={question.text} multiline />{" "}
                 <span className="text-xs text-muted">
-                  (<AgentText text={question.by} />, <Moment iso={question.at} />)
+                  (<AgentText text={question.by} />, <When iso={question.at} now={now} />)
                 </span>
               </li>
             ))}
           </ul>
         </div>
       ) : null}
-      <p className="text-xs text-muted">Revision {human.revision}, updated {human.updated_at ? <Moment iso={human.updated_at} /> : "never"}.</p>
+      <p className="text-xs text-muted">Revision {human.revision}, updated {human.updated_at ? <When iso={human.updated_at} now={now} /> : "never"}.</p>
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { ThreadLink } from "@/components/shared/thread-link";
 import { AgentText } from "@/components/ui/agent-text";
-import { Age, Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import type { LessonDto } from "@/lib/views/lessons/dto";
 
 const cellClass = "px-2 py-2 align-top";
@@ -46,9 +46,9 @@ export function LessonsTable({ lessons, now }: { lessons: LessonDto[]; now: numb
               </ul>
             </td>
             <td className={`${cellClass} whitespace-nowrap`}>
-              <Age iso={lesson.last_seen} now={now} />
+              <When iso={lesson.last_seen} now={now} />
               <span className="block text-xs text-muted">
-                since <Moment iso={lesson.first_seen} />
+                since <When iso={lesson.first_seen} now={now} />
               </span>
             </td>
           </tr>

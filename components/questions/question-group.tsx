@@ -8,9 +8,9 @@ import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { TextArea } from "@/components/ui/field";
-import { Age } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import { visibleText } from "@/lib/contract/invisible";
-import { sharedAnswerResultDto } from "@/lib/human/dto";
+import { sharedAnswerResultDto, type HumanStateDto } from "@/lib/human/dto";
 import type { QuestionGroupDto } from "@/lib/views/questions/dto";
 
 /** What a refused answer says when a thread moved on since the inbox was loaded (409). */
@@ -27,8 +27,8 @@ interface QuestionGroupProps {
   canAnswer: boolean;
   articleRef: (element: HTMLElement | null) => void;
   onFocusGroup: () => void;
-  /** The answer was written into every thread's human section. */
-  onAnswered: (group: QuestionGroupDto) => void;
+  /** The answer was written into every thread's human section (`written`: each thread's new state, what Undo takes back). */
+  onAnswered: (group: QuestionGroupDto, written: HumanStateDto[]) => void;
   /** A thread moved on: reload the inbox (resolves when the new targets are in). */
   onConflict: () => Promise<void>;
 }
@@ -76,7 +76,7 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
     try {
       const result = await sendJson("POST", "/api/v1/answers", { answer: text, targets }, sharedAnswerResultDto);
       if (result.ok) {
-        onAnswered(group);
+        onAnswered(group, result.data.written);
         return;
       }
       if (result.status === 409 && result.code === "conflict") {
@@ -133,7 +133,7 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
       <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted">
         {group.blocking ? <Badge className="bg-red-100 font-semibold text-red-800 uppercase dark:bg-red-950 dark:text-red-200">Blocking</Badge> : null}
         <span>asked by {plural(threads, "thread")}</span>
-        <Age iso={group.asked_at} now={now} />
+        {threads === 1 ? <When iso={group.items[0]!.received_at} written={group.items[0]!.asked_at} now={now} /> : <When iso={group.asked_at} now={now} />}
       </div>
       <h2 id={questionId} className="mt-1.5 text-lg leading-snug font-semibold break-words whitespace-pre-wrap">
         <AgentText text={group.question} multiline />
@@ -150,7 +150,7 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
             {threads > 1 ? (
               <span className="text-xs text-muted">
                 {" "}
-                · <Age iso={item.asked_at} now={now} />
+                · <When iso={item.received_at} written={item.asked_at} now={now} />
               </span>
             ) : null}
             {item.context ? (

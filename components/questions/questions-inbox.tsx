@@ -1,15 +1,18 @@
 "use client";
 
 import { useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useCallback, useRef, useState } from "react";
 import { isTextField } from "@/lib/browser/text-field";
 import { useDocumentKeys } from "@/lib/browser/use-document-keys";
 import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useRovingList } from "@/lib/browser/use-roving-list";
+import { sendJson } from "@/lib/browser/send-json";
+import { answerUndoResultDto, type HumanStateDto } from "@/lib/human/dto";
 import type { InboxDto, QuestionGroupDto } from "@/lib/views/questions/dto";
 import { Alert, Note } from "@/components/ui/alert";
 import { EmptyList } from "@/components/ui/empty-list";
 import { QuestionGroup } from "./question-group";
+import { UndoNotice, type UndoNoticeState } from "./undo-notice";
 import { INBOX_QUERY_KEY, useInbox } from "./use-inbox";
 
 /** One question of one thread: what an answer is written to. */
@@ -32,7 +35,8 @@ function withoutAnswered(before: InboxDto, answered: QuestionGroupDto): InboxDto
  * The questions inbox: server-rendered groups first, then TanStack Query,
  * refreshed by the ledger stream. One group is current (roving focus):
  * j/k or the arrows move it, Enter opens its answer box, Ctrl+Enter sends,
- * Esc comes back; once answered, the next group is current and focused.
+ * Esc comes back; once answered, the next group is current and focused, and the answer can be
+ * taken back for a few seconds (Undo, or u).
  */
 export function QuestionsInbox({ initialInbox, loadedAt, canAnswer }: { initialInbox: InboxDto; loadedAt: number; canAnswer: boolean }) {
   const queryClient = useQueryClient();
@@ -41,8 +45,32 @@ export function QuestionsInbox({ initialInbox, loadedAt, canAnswer }: { initialI
   const roving = useRovingList(groups.map((group) => group.key));
   const { listRef, emptyRef } = roving;
   const [announcement, setAnnouncement] = useState("");
+  const [notice, setNotice] = useState<UndoNoticeState | null>(null);
+  // What Undo sends: each thread's revision the answer wrote (the server undoes only those still current).
+  const undoTargets = useRef<{ thread_key: string; packet_id: string; revision: number }[]>([]);
+  const closeNotice = useCallback(() => setNotice(null), []);
 
-  const onAnswered = async (answered: QuestionGroupDto) => {
+  const undo = async () => {
+    if (notice?.state !== "offer") return;
+    const { id, threads } = notice;
+    setNotice({ state: "sending", id, threads });
+    try {
+      const result = await sendJson("POST", "/api/v1/answers/undo", { targets: undoTargets.current }, answerUndoResultDto);
+      if (!result.ok) {
+        setNotice({ state: "done", id, undone: 0, movedOn: [], error: result.message });
+        return;
+      }
+      const movedOn = result.data.results.filter((entry) => entry.outcome === "conflict").map((entry) => entry.thread_key);
+      setNotice({ state: "done", id, undone: result.data.results.length - movedOn.length, movedOn });
+    } catch {
+      setNotice({ state: "done", id, undone: 0, movedOn: [], error: "Baton's answer could not be read; reload the page to see what was taken back." });
+    }
+    void reload();
+  };
+
+  const onAnswered = async (answered: QuestionGroupDto, written: HumanStateDto[]) => {
+    undoTargets.current = written.map((state) => ({ thread_key: state.thread_key, packet_id: state.packet_id, revision: state.human.revision }));
+    setNotice((previous) => ({ state: "offer", id: (previous?.id ?? 0) + 1, answer: written[0]?.human.answers.at(-1)?.answer ?? "", threads: written.length }));
     // Gone at once (a fetch begun before the write is dropped), then confirmed by a refetch.
     await queryClient.cancelQueries({ queryKey: INBOX_QUERY_KEY });
     const before = queryClient.getQueryData<InboxDto>(INBOX_QUERY_KEY) ?? inbox;
@@ -59,7 +87,13 @@ export function QuestionsInbox({ initialInbox, loadedAt, canAnswer }: { initialI
   useDocumentKeys((event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target as HTMLElement;
-    if (isTextField(target) || roving.step(event)) return;
+    if (isTextField(target)) return;
+    if (event.key === "u" && notice?.state === "offer") {
+      event.preventDefault();
+      void undo();
+      return;
+    }
+    if (roving.step(event)) return;
     if (event.key === "Enter" && canAnswer && roving.currentKey && (target === document.body || target === document.documentElement)) {
       event.preventDefault();
       roving.itemElement(roving.currentKey)?.querySelector("textarea")?.focus();
@@ -78,6 +112,7 @@ export function QuestionsInbox({ initialInbox, loadedAt, canAnswer }: { initialI
       <p role="status" aria-live="polite" className="sr-only">
         {announcement}
       </p>
+      {notice ? <UndoNotice notice={notice} onUndo={() => void undo()} onClose={closeNotice} /> : null}
       {canAnswer ? null : <Note>You can read these questions; answering them needs the operator or admin role.</Note>}
       {error ? <Alert>{error.message}</Alert> : null}
       {groups.length === 0 ? (
@@ -93,7 +128,7 @@ export function QuestionsInbox({ initialInbox, loadedAt, canAnswer }: { initialI
               canAnswer={canAnswer}
               articleRef={roving.bindItem(group.key)}
               onFocusGroup={() => roving.follow(group.key)}
-              onAnswered={(answered) => void onAnswered(answered)}
+              onAnswered={(answered, written) => void onAnswered(answered, written)}
               onConflict={reload}
             />
           ))}

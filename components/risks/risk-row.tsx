@@ -5,7 +5,7 @@ import { useId } from "react";
 import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText } from "@/components/ui/agent-text";
 import { Badge } from "@/components/ui/badge";
-import { Age, Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import { visibleText } from "@/lib/contract/invisible";
 import type { RiskGroupDto } from "@/lib/views/risks/dto";
 import type { RiskState } from "@/lib/views/risks/triage-state";
@@ -25,7 +25,7 @@ export function StateBadge({ state }: { state: RiskState }) {
 function Seen({ label, at, now }: { label: string; at: string; now: number }) {
   return (
     <span>
-      {label} <Age iso={at} now={now} />
+      {label} <When iso={at} now={now} />
     </span>
   );
 }
@@ -131,7 +131,7 @@ function ThreadList({ threads, group, label }: { threads: RiskGroupDto["threads"
                 thread.triage.snoozed_until ? (
                   <>
                     {" "}
-                    until <Moment iso={thread.triage.snoozed_until} />
+                    until <When iso={thread.triage.snoozed_until} />
                   </>
                 ) : (
                   " until its severity rises"

@@ -1,9 +1,10 @@
 import type { LedgerEventDto } from "@/lib/events/dto";
 import { AgentText } from "@/components/ui/agent-text";
-import { Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 
 /** Watched files that could not be ingested, so that a broken generator is seen, not silent. */
-export function IngestErrors({ events }: { events: LedgerEventDto[] }) {
+/** `now` (ms): when the page was made; ages are measured from it. */
+export function IngestErrors({ events, now }: { events: LedgerEventDto[]; now: number }) {
   if (!events.length) return null;
   return (
     <section aria-labelledby="ingest-errors" className="mb-6 rounded-lg bg-red-50 p-4 ring-1 ring-red-200 dark:bg-red-950 dark:ring-red-900">
@@ -16,7 +17,7 @@ export function IngestErrors({ events }: { events: LedgerEventDto[] }) {
             <AgentText className="font-mono" text={String(event.data.source_path ?? "unknown file")} />:{" "}
             <AgentText text={String(event.data.message ?? event.data.code ?? "invalid")} />{" "}
             <span className="text-muted">
-              (<Moment iso={event.at} />)
+              (<When iso={event.at} now={now} />)
             </span>
           </li>
         ))}

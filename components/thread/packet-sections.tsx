@@ -5,15 +5,22 @@ import { severityRank } from "@/lib/contract/severity";
 import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText, AgentTextList } from "@/components/ui/agent-text";
 import { Panel } from "@/components/ui/panel";
+import { When } from "@/components/ui/time";
 
 /** The active packet in readable sections: the seven fields, metadata and flags with reasons. */
 export function PacketSections({
   packet,
   flags,
   flagsComputedAt,
+  receivedAt,
+  now,
   answerFor,
 }: {
   packet: CanonicalPacket;
+  /** When Baton received the packet (ISO 8601): told beside the agent's created_at. */
+  receivedAt: string;
+  /** When the page was made (ms): ages are measured from it. */
+  now: number;
   flags: Flag[];
   /** When the flags were computed (ISO 8601): the board's card shows the same ones (lib/board/flags.ts). */
   flagsComputedAt?: string;
@@ -52,7 +59,7 @@ export function PacketSections({
         )}
         {flagsComputedAt ? (
           <p className="mt-2 text-xs text-muted">
-            As of <time dateTime={flagsComputedAt}>{flagsComputedAt.replace("T", " ").slice(0, 19)} UTC</time>
+            As of <When iso={flagsComputedAt} now={now} />
           </p>
         ) : null}
       </Panel>
@@ -66,7 +73,7 @@ export function PacketSections({
             ["Topic", packet.topic],
             ["Task", packet.task_id],
             ["Session", packet.session_id],
-            ["Created", packet.created_at],
+            ["Received", <When key="received" iso={receivedAt} written={packet.created_at} now={now} />],
             ["Last good commit", packet.last_known_good_commit],
           ] as const).map(([label, value]) =>
             value ? (

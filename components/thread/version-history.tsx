@@ -4,7 +4,7 @@ import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText } from "@/components/ui/agent-text";
 import { buttonClass } from "@/components/ui/button";
 import { Field, Select } from "@/components/ui/field";
-import { Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 import { formatMoment } from "@/lib/browser/moment";
 import { Panel } from "@/components/ui/panel";
 
@@ -13,10 +13,12 @@ interface VersionHistoryProps {
   from: string | null;
   to: string | null;
   diff: VersionDiffDto | null;
+  /** When the page was made (ms): ages are measured from it. */
+  now: number;
 }
 
 /** Every version, newest first, and a diff between any two (a plain GET form: works without script). */
-export function VersionHistory({ thread, from, to, diff }: VersionHistoryProps) {
+export function VersionHistory({ thread, from, to, diff, now }: VersionHistoryProps) {
   const options = thread.versions.map((version, index) => (
     <option key={version.id} value={version.id}>
       {`v${thread.versions.length - index} · ${formatMoment(version.received_at)}${version.active ? " (active)" : ""}`}
@@ -31,7 +33,7 @@ export function VersionHistory({ thread, from, to, diff }: VersionHistoryProps) 
             <SeverityBadge severity={version.highest_severity} />
             <span>{version.next_action ? <AgentText text={version.next_action} /> : <em className="text-muted">no next action</em>}</span>
             <span className="text-xs text-muted">
-              {version.source} · <Moment iso={version.received_at} />
+              {version.source} · <When iso={version.received_at} written={version.created_at} now={now} />
               {version.active ? " · active" : ""}
             </span>
           </li>

@@ -4,7 +4,7 @@ import { ThreadLink } from "@/components/shared/thread-link";
 import type { TimelineFeedEventDto } from "@/lib/views/timeline/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { Button } from "@/components/ui/button";
-import { Moment } from "@/components/ui/time";
+import { When } from "@/components/ui/time";
 
 interface TimelineFeedProps {
   events: TimelineFeedEventDto[];
@@ -26,7 +26,7 @@ export function TimelineFeed({ events, windowLabel, hasOlder, loadingOlder, onLo
         <ol className="space-y-1 text-sm" aria-label="Ledger events">
           {events.map((event) => (
             <li key={event.seq} className="flex flex-wrap items-baseline gap-x-2">
-              <Moment iso={event.at} className="font-mono text-xs text-muted" />
+              <When iso={event.at} className="font-mono text-xs text-muted" />
               <ThreadLink threadKey={event.thread_key} className="break-all text-link underline">
                 <AgentText text={event.thread_key} />
               </ThreadLink>

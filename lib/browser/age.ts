@@ -6,3 +6,13 @@ export function formatAge(ms: number): string {
   if (hours < 48) return `${hours} h`;
   return `${Math.floor(hours / 24)} d`;
 }
+
+/** "just now", "5 min ago", "in 3 h": a moment seen from `now` (ms). */
+export function formatRelative(iso: string, now: number): string {
+  const ms = now - Date.parse(iso);
+  if (Math.abs(ms) < 60_000) return "just now";
+  return ms > 0 ? `${formatAge(ms)} ago` : `in ${formatAge(-ms)}`;
+}
+
+/** Two moments of one packet (the agent's and Baton's) are told apart only past this. */
+export const DISTINCT_TIMES_MS = 60_000;

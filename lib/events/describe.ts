@@ -28,6 +28,8 @@ const DESCRIBE: Partial<Record<LedgerEventDto["kind"], Describe>> = {
   human_intervened: (data) => `intervened: "${text(data.question)}" (revision ${text(data.revision)})`,
   human_answered: (data) =>
     `answered ${((data.answers as { question_id: string; answer: string }[] | undefined) ?? []).map((a) => `${a.question_id}: "${a.answer}"`).join(", ")} (revision ${text(data.revision)})`,
+  human_answer_undone: (data) =>
+    `took back the answer${((data.answers as unknown[] | undefined) ?? []).length === 1 ? "" : "s"} ${((data.answers as { question_id: string; answer: string }[] | undefined) ?? []).map((a) => `${a.question_id}: "${a.answer}"`).join(", ")} (revision ${text(data.revision)})`,
   packet_written_back: (data) => `human section (revision ${text(data.revision)}) written back to ${text(data.path)}`,
   writeback_skipped: (data) => `write-back skipped: ${text(data.reason)}`,
   risk_acknowledged: risk("acknowledged"),

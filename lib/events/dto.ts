@@ -23,6 +23,7 @@ export const LEDGER_KINDS = [
   "human_approved",
   "human_intervened",
   "human_answered",
+  "human_answer_undone",
   "packet_written_back",
   "writeback_skipped",
   "risk_acknowledged",

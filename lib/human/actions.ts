@@ -82,7 +82,8 @@ interface ChangeContext {
   questions: Map<string, string>;
 }
 
-async function loadState(tx: Tx, threadKey: string) {
+/** A thread's active version and its human section, read inside the write's transaction. */
+export async function loadState(tx: Tx, threadKey: string) {
   const thread = await tx.thread.findUnique({
     where: { key: threadKey },
     select: {
@@ -123,19 +124,7 @@ async function applyChanges(person: Person, targets: Target[]): Promise<HumanSta
           continue;
         }
         const { section, event } = target.change(state.section, { person, at: stamp, questions: state.questions });
-        const next: HumanSection = { ...section, revision: state.section.revision + 1, updated_at: stamp };
-        await tx.humanRevision.create({
-          data: {
-            id: newId("hr", at.getTime()),
-            versionId: state.versionId,
-            threadId: state.threadId,
-            revision: next.revision,
-            action: event.kind.replace("human_", ""),
-            section: JSON.stringify(next),
-            userId: person.id,
-            at,
-          },
-        });
+        const next = await writeRevision(tx, person, at, { threadKey: target.threadKey, ...state }, section, event.kind);
         events.push({ ...event, actor: person.username, threadKey: target.threadKey, versionId: state.versionId, data: { revision: next.revision, ...event.data } });
         written.push({ thread_key: target.threadKey, packet_id: state.versionId, human: next });
       }
@@ -152,6 +141,31 @@ async function applyChanges(person: Person, targets: Target[]): Promise<HumanSta
     if (isUniqueViolation(error)) throw conflict(await currentStates(targets.map((target) => target.threadKey)));
     throw error;
   }
+}
+
+/** Stores `section` as the next revision of the version's human section (the unique (version, revision) key refuses a racing twin). */
+export async function writeRevision(
+  tx: Tx,
+  person: Person,
+  at: Date,
+  state: { threadKey: string; threadId: string; versionId: string; section: HumanSection },
+  section: HumanSection,
+  kind: NewLedgerEvent["kind"],
+): Promise<HumanSection> {
+  const next: HumanSection = { ...section, revision: state.section.revision + 1, updated_at: at.toISOString() };
+  await tx.humanRevision.create({
+    data: {
+      id: newId("hr", at.getTime()),
+      versionId: state.versionId,
+      threadId: state.threadId,
+      revision: next.revision,
+      action: kind.replace("human_", ""),
+      section: JSON.stringify(next),
+      userId: person.id,
+      at,
+    },
+  });
+  return next;
 }
 
 async function currentStates(threadKeys: string[]): Promise<HumanState[]> {

@@ -7,3 +7,13 @@ export type HumanStateDto = z.infer<typeof humanStateDto>;
 export const sharedAnswerResultDto = z.object({ written: z.array(humanStateDto) });
 export const conflictDetailsDto = z.object({ current: z.array(humanStateDto) });
 export type ConflictDetailsDto = z.infer<typeof conflictDetailsDto>;
+
+/** What an undo of answers did to each thread: undone (its new state), or left alone because it moved on (its current state). */
+export const answerUndoOutcomeDto = z.object({
+  thread_key: z.string(),
+  outcome: z.enum(["undone", "conflict"]),
+  current: humanStateDto,
+});
+export type AnswerUndoOutcomeDto = z.infer<typeof answerUndoOutcomeDto>;
+export const answerUndoResultDto = z.object({ results: z.array(answerUndoOutcomeDto) });
+export type AnswerUndoResultDto = z.infer<typeof answerUndoResultDto>;

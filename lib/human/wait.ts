@@ -22,6 +22,7 @@ export const WAKE_KINDS: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
   "human_approved",
   "human_intervened",
   "human_answered",
+  "human_answer_undone",
   "packet_received",
   "packet_superseded",
   "thread_reopened",

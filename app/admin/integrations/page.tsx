@@ -3,6 +3,9 @@ import { IntegrationsAdmin } from "@/components/admin/integrations-admin";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { listIntegrations } from "@/lib/integrations/integrations";
 
+/** When the list was read (ms): ages on the page are measured from it. */
+const readAt = () => Date.now();
+
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Integrations" };
 
@@ -13,7 +16,7 @@ export default async function IntegrationsPage() {
   return (
     <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
       <h1 className="text-lg font-semibold">Integrations</h1>
-      <IntegrationsAdmin list={list} />
+      <IntegrationsAdmin list={list} now={readAt()} />
     </main>
   );
 }

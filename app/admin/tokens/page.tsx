@@ -3,6 +3,9 @@ import { TokensAdmin } from "@/components/admin/tokens-admin";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { listApiTokens } from "@/lib/auth/tokens";
 
+/** When the list was read (ms): ages on the page are measured from it. */
+const readAt = () => Date.now();
+
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Tokens" };
 
@@ -13,7 +16,7 @@ export default async function TokensPage() {
   return (
     <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
       <h1 className="text-lg font-semibold">Tokens</h1>
-      <TokensAdmin initialTokens={tokens} />
+      <TokensAdmin initialTokens={tokens} loadedAt={readAt()} />
     </main>
   );
 }

@@ -4,6 +4,9 @@ import { requirePagePerson } from "@/lib/auth/page-person";
 import { PASSWORD_MIN } from "@/lib/auth/passwords";
 import { listUsers } from "@/lib/auth/users";
 
+/** When the list was read (ms): ages on the page are measured from it. */
+const readAt = () => Date.now();
+
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Users" };
 
@@ -14,7 +17,7 @@ export default async function UsersPage() {
   return (
     <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
       <h1 className="text-lg font-semibold">Users</h1>
-      <UsersAdmin initialUsers={users} me={me} minPasswordLength={PASSWORD_MIN} />
+      <UsersAdmin initialUsers={users} loadedAt={readAt()} me={me} minPasswordLength={PASSWORD_MIN} />
     </main>
   );
 }

@@ -3,6 +3,9 @@ import { WebhooksAdmin } from "@/components/admin/webhooks-admin";
 import { requirePagePerson } from "@/lib/auth/page-person";
 import { listWebhooks } from "@/lib/notify/webhooks";
 
+/** When the list was read (ms): ages on the page are measured from it. */
+const readAt = () => Date.now();
+
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Webhooks" };
 
@@ -13,7 +16,7 @@ export default async function WebhooksPage() {
   return (
     <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
       <h1 className="text-lg font-semibold">Webhooks</h1>
-      <WebhooksAdmin initialWebhooks={webhooks} />
+      <WebhooksAdmin initialWebhooks={webhooks} loadedAt={readAt()} />
     </main>
   );
 }

@@ -64,6 +64,8 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
   return { title: "Thread" };
 }
 
+const pageTime = () => Date.now();
+
 function decodedOrNull(text: string): string | null {
   try {
     return decodeURIComponent(text);
@@ -98,6 +100,8 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
   // Read afresh by threadDetail a moment ago: the flags above were computed from this reading.
   const verdict = (await readVersionVerdicts([active.id])).get(active.id)!;
   const base = threadHref(key);
+  // Ages on this page are measured from when it was made: the browser shows the server's words.
+  const now = pageTime();
 
   return (
     <main id="main" className="mx-auto w-full max-w-6xl flex-1 space-y-4 overflow-y-auto p-4">
@@ -127,7 +131,7 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
       </header>
       <Panel headingId="people" title="People">
         <div className="space-y-3">
-          <HumanSectionView human={thread.human} />
+          <HumanSectionView human={thread.human} now={now} />
           {canAct ? (
             <DecisionControls
               threadKey={key}
@@ -144,6 +148,8 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
         packet={active.canonical}
         flags={thread.active_packet.flags}
         flagsComputedAt={thread.active_packet.flags_computed_at}
+        receivedAt={thread.active_packet.received_at}
+        now={now}
         answerFor={(question) => {
           const answers = thread.human.answers.filter((answer) => answer.question_id === question.id);
           const latest = answers.at(-1);
@@ -161,8 +167,8 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
         }}
       />
       <VerdictSection reading={verdict} />
-      <VersionHistory thread={thread} from={from} to={to} diff={diff} />
-      <LedgerList events={events} />
+      <VersionHistory thread={thread} from={from} to={to} diff={diff} now={now} />
+      <LedgerList events={events} now={now} />
       <Panel headingId="raw" title="Raw JSON (as received)">
         {/* Focusable: a scrolling box must be reachable by keyboard (WCAG 2.1.1). */}
         <pre tabIndex={0} className="max-h-96 overflow-auto rounded bg-sunken p-3 text-xs">{JSON.stringify(active.received, null, 2)}</pre>

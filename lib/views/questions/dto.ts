@@ -13,7 +13,10 @@ export const openQuestionDto = z.object({
   base_revision: z.number().int().nonnegative(),
   question_id: z.string(),
   context: z.string().nullable(),
+  /** The agent's time for the question (its packet's created_at), else when Baton received the packet. */
   asked_at: z.string(),
+  /** When Baton received the packet: shown beside asked_at when the two differ. */
+  received_at: z.string(),
 });
 export type OpenQuestionDto = z.infer<typeof openQuestionDto>;
 

@@ -64,6 +64,7 @@ export async function listOpenQuestions(options: { /** Only these threads' quest
       question_id: row.questionId,
       context: row.context,
       asked_at: askedAt,
+      received_at: row.version.receivedAt.toISOString(),
     });
     groups.set(key, group);
   }
