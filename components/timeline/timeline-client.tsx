@@ -151,6 +151,8 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
       <TimelineLanes timeline={shown} />
       <TimelineFeed
         events={events}
+        // The data's own clock until the page's clock has ticked: the server's and the browser's first render agree.
+        now={Math.max(now, Date.parse(shown.generated_at))}
         windowLabel={WINDOW_LABELS[shown.window]}
         hasOlder={Boolean(feed.hasNextPage)}
         loadingOlder={feed.isFetchingNextPage}

@@ -8,6 +8,8 @@ import { When } from "@/components/ui/time";
 
 interface TimelineFeedProps {
   events: TimelineFeedEventDto[];
+  /** What "5 min ago" is measured from. */
+  now: number;
   windowLabel: string;
   hasOlder: boolean;
   loadingOlder: boolean;
@@ -15,7 +17,7 @@ interface TimelineFeedProps {
 }
 
 /** The ledger of the timeline's threads, in words, newest first; older pages on request. */
-export function TimelineFeed({ events, windowLabel, hasOlder, loadingOlder, onLoadOlder }: TimelineFeedProps) {
+export function TimelineFeed({ events, now, windowLabel, hasOlder, loadingOlder, onLoadOlder }: TimelineFeedProps) {
   return (
     <section aria-labelledby="timeline-feed-heading" className="space-y-2">
       <h2 id="timeline-feed-heading" className="text-lg font-semibold">
@@ -26,7 +28,7 @@ export function TimelineFeed({ events, windowLabel, hasOlder, loadingOlder, onLo
         <ol className="space-y-1 text-sm" aria-label="Ledger events">
           {events.map((event) => (
             <li key={event.seq} className="flex flex-wrap items-baseline gap-x-2">
-              <When iso={event.at} className="font-mono text-xs text-muted" />
+              <When iso={event.at} now={now} className="font-mono text-xs text-muted" />
               <ThreadLink threadKey={event.thread_key} className="break-all text-link underline">
                 <AgentText text={event.thread_key} />
               </ThreadLink>
