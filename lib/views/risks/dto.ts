@@ -19,6 +19,24 @@ export const TRIAGE_TARGETS_MAX = 1000;
 export const RISK_VIEWS = ["open", "all"] as const;
 export type RiskView = (typeof RISK_VIEWS)[number];
 
+/**
+ * The list's orders: `attention` (regressed first, then by severity, then the most recently
+ * seen) or one column of the table. Each column has the direction a first click gives.
+ */
+export const RISK_SORTS = ["attention", "severity", "detail", "threads", "first_seen", "last_seen", "occurrences"] as const;
+export type RiskSort = (typeof RISK_SORTS)[number];
+export const RISK_ORDERS = ["asc", "desc"] as const;
+export type RiskOrder = (typeof RISK_ORDERS)[number];
+export const RISK_SORT_FIRST_ORDER: Record<RiskSort, RiskOrder> = {
+  attention: "desc",
+  severity: "desc",
+  detail: "asc",
+  threads: "desc",
+  first_seen: "desc",
+  last_seen: "desc",
+  occurrences: "desc",
+};
+
 /** The stored triage behind a state: who decided what, when. */
 export const triageDto = z.object({
   state: z.enum(TRIAGE_ACTIONS),
@@ -73,7 +91,10 @@ export type RiskGroupDto = z.infer<typeof riskGroupDto>;
 export const riskListDto = z.object({
   generated_at: z.string(),
   view: z.enum(RISK_VIEWS),
-  /** Regressed groups first, then by severity (critical first), then the most recently seen: this page's. */
+  /** The order of `groups` (ties by fingerprint). */
+  sort: z.enum(RISK_SORTS),
+  order: z.enum(RISK_ORDERS),
+  /** This page's groups, in the list's order. */
   groups: z.array(riskGroupDto),
   /** Groups in the view, on every page. */
   total: z.number().int(),

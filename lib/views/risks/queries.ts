@@ -4,18 +4,19 @@ import { Prisma } from "../../generated/prisma/client";
 import { RISK_STATES, needsAttention, type RiskState } from "./triage-state";
 import { severityRank } from "../../contract/severity";
 import { z } from "zod";
-import { asDate, readActiveRisks, type ActiveRisk } from "./active-risks";
-import { riskListDto, type RiskGroupDto, type RiskListDto, type RiskThreadDto, type TriageDto } from "./dto";
+import { asDate, readActiveRisks, riskTextFilter, type ActiveRisk } from "./active-risks";
+import { RISK_SORT_FIRST_ORDER, RISK_SORTS, riskListDto, type RiskGroupDto, type RiskListDto, type RiskOrder, type RiskSort, type RiskThreadDto, type TriageDto } from "./dto";
 import { RISK_PAGE_MAX_BYTES, riskFiltersSchema, type RiskFilters } from "./filters";
 import { BatonError } from "../../core/errors";
-import { singleton } from "../../core/singleton";
+import { inChunks } from "../../db/sql";
+import { riskStateSql, severityRankSql } from "./state-sql";
 
 /** The shapes live in ./dto (client-safe); importers of this module keep finding them here. */
 export { riskGroupDto, riskListDto, riskThreadDto, type RiskGroupDto, type RiskListDto, type RiskThreadDto } from "./dto";
 
 /** States the default view leaves out: a person already dealt with them (until they come back). */
 const HIDDEN_BY_DEFAULT: ReadonlySet<RiskState> = new Set(["resolved", "snoozed"]);
-
+const HIDDEN_SQL = Prisma.raw([...HIDDEN_BY_DEFAULT].map((state) => `'${state}'`).join(", "));
 interface History {
   firstSeen: Date;
   lastSeen: Date;
@@ -25,25 +26,19 @@ interface History {
 const pairKey = (threadId: string, fingerprint: string) => `${threadId}\u0000${fingerprint}`;
 
 /**
- * For each thread and fingerprint of an active packet: when a version of that
- * thread carrying it first and last arrived, and how many did. One grouped
- * statement over the (threadId, fingerprint) index.
+ * For each thread carrying one of `fingerprints` in any version: when a version carrying it
+ * first and last arrived, and how many did. Grouped statements over the fingerprint index, a page's worth.
  */
-async function readHistories(): Promise<Map<string, History>> {
+async function readHistories(fingerprints: readonly string[]): Promise<Map<string, History>> {
   const sql = await sqlExecutor();
-  // The active pairs first (DISTINCT keeps SQLite from driving the join through the fingerprint index).
-  const rows = await sql.query<{ threadId: string; fingerprint: string; firstSeen: string | Date; lastSeen: string | Date; occurrences: number | bigint }>(Prisma.sql`
-    WITH "active" AS (
-      SELECT DISTINCT a."threadId" AS "threadId", a."fingerprint" AS "fingerprint"
-      FROM "Thread" t JOIN "Risk" a ON a."versionId" = t."activeVersionId"
-      WHERE t."archived" = ${false}
-    )
-    SELECT r."threadId" AS "threadId", r."fingerprint" AS "fingerprint",
-      MIN(v."receivedAt") AS "firstSeen", MAX(v."receivedAt") AS "lastSeen", COUNT(DISTINCT r."versionId") AS "occurrences"
-    FROM "active" p
-    JOIN "Risk" r ON r."threadId" = p."threadId" AND r."fingerprint" = p."fingerprint"
-    JOIN "PacketVersion" v ON v."id" = r."versionId"
-    GROUP BY r."threadId", r."fingerprint"`);
+  const rows = await inChunks(fingerprints, (prints) =>
+    sql.query<{ threadId: string; fingerprint: string; firstSeen: string | Date; lastSeen: string | Date; occurrences: number | bigint }>(Prisma.sql`
+      SELECT r."threadId" AS "threadId", r."fingerprint" AS "fingerprint",
+        MIN(v."receivedAt") AS "firstSeen", MAX(v."receivedAt") AS "lastSeen", COUNT(DISTINCT r."versionId") AS "occurrences"
+      FROM "Risk" r JOIN "PacketVersion" v ON v."id" = r."versionId"
+      WHERE r."fingerprint" IN (${Prisma.join(prints)})
+      GROUP BY r."threadId", r."fingerprint"`),
+  );
   return new Map(
     rows.map((row) => [
       pairKey(row.threadId, row.fingerprint),
@@ -93,19 +88,6 @@ function compareThreads(a: RiskThreadDto, b: RiskThreadDto): number {
   );
 }
 
-/** A group's place in the list, also a page's cursor: regressed, severity rank, last seen, fingerprint. */
-const cursorSchema = z.tuple([z.boolean(), z.number().int(), z.string(), z.string()]);
-type Cursor = z.infer<typeof cursorSchema>;
-
-const cursorOf = (group: RiskGroupDto): Cursor => [group.regressed, severityRank(group.severity), group.last_seen, group.fingerprint];
-
-/** Regressed groups on top, then by severity, then the most recently seen. */
-function compareCursors([aRegressed, aRank, aSeen, aPrint]: Cursor, [bRegressed, bRank, bSeen, bPrint]: Cursor): number {
-  return Number(bRegressed) - Number(aRegressed) || bRank - aRank || bSeen.localeCompare(aSeen) || aPrint.localeCompare(bPrint);
-}
-
-const compareGroups = (a: RiskGroupDto, b: RiskGroupDto) => compareCursors(cursorOf(a), cursorOf(b));
-
 function groupOf(fingerprint: string, threads: RiskThreadDto[]): RiskGroupDto {
   threads.sort(compareThreads);
   const lead = threads[0]!;
@@ -124,111 +106,232 @@ function groupOf(fingerprint: string, threads: RiskThreadDto[]): RiskGroupDto {
   };
 }
 
-function matchesText(risk: ActiveRisk, text: string | undefined): boolean {
-  if (!text) return true;
-  const needle = text.toLowerCase();
-  return [risk.detail, risk.threadKey, risk.agent ?? ""].some((value) => value.toLowerCase().includes(needle));
+/** A column of the groups' statement the list is ordered by. */
+interface SortKey {
+  column: "regressed" | "rank" | "detailKey" | "threads" | "firstSeen" | "lastSeen" | "occurrences" | "fingerprint";
+  desc: boolean;
 }
 
-const encodeCursor = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor), "utf8").toString("base64url");
+/** How far a detail counts when sorting by it: the cursor carries it (lower case). */
+const DETAIL_KEY_CHARS = 64;
 
-function decodeCursor(text: string): Cursor {
+/** The keys of each order, the last always the fingerprint (ascending) so that every group has one place. */
+function sortKeys(sort: RiskSort, order: RiskOrder): SortKey[] {
+  const desc = order === "desc";
+  const keys: Record<RiskSort, SortKey[]> = {
+    attention: [
+      { column: "regressed", desc },
+      { column: "rank", desc },
+      { column: "lastSeen", desc },
+    ],
+    severity: [
+      { column: "rank", desc },
+      { column: "lastSeen", desc: true },
+    ],
+    detail: [{ column: "detailKey", desc }],
+    threads: [
+      { column: "threads", desc },
+      { column: "rank", desc: true },
+    ],
+    first_seen: [{ column: "firstSeen", desc }],
+    last_seen: [{ column: "lastSeen", desc }],
+    occurrences: [
+      { column: "occurrences", desc },
+      { column: "rank", desc: true },
+    ],
+  };
+  return [...keys[sort], { column: "fingerprint", desc: false }];
+}
+
+const isDateKey = (key: SortKey) => key.column === "firstSeen" || key.column === "lastSeen";
+const isTextKey = (key: SortKey) => key.column === "detailKey" || key.column === "fingerprint";
+const columnSql = (key: SortKey) => Prisma.raw(`"${key.column}"`);
+
+/** A page's cursor: the order it belongs to and its last group's keys. */
+const cursorSchema = z.tuple([z.enum(RISK_SORTS), z.enum(["asc", "desc"])]).rest(z.union([z.number(), z.string()]));
+type KeyValue = number | string;
+
+const badCursor = () => new BatonError("invalid_request", "cursor is not one this API returned for this sort and order; start again without it.", { field: "cursor" });
+
+function decodeCursor(text: string, sort: RiskSort, order: RiskOrder, keys: SortKey[]): KeyValue[] {
+  let parsed: z.infer<typeof cursorSchema>;
   try {
-    return cursorSchema.parse(JSON.parse(Buffer.from(text, "base64url").toString("utf8")));
+    parsed = cursorSchema.parse(JSON.parse(Buffer.from(text, "base64url").toString("utf8")));
   } catch {
-    throw new BatonError("invalid_request", "cursor is not one this API returned; start again without it.", { field: "cursor" });
+    throw badCursor();
   }
+  const [cursorSort, cursorOrder, ...values] = parsed;
+  const fits = values.length === keys.length && keys.every((key, index) => typeof values[index] === (isDateKey(key) || isTextKey(key) ? "string" : "number"));
+  if (cursorSort !== sort || cursorOrder !== order || !fits) throw badCursor();
+  if (keys.some((key, index) => isDateKey(key) && Number.isNaN(Date.parse(values[index] as string)))) throw badCursor();
+  return values;
 }
 
-/** Whole groups after `cursor`, up to `limit` thread risks and RISK_PAGE_MAX_BYTES of JSON (a larger group alone). */
-function pageOf(groups: RiskGroupDto[], page: { cursor?: string; limit: number }) {
-  const after = page.cursor ? decodeCursor(page.cursor) : null;
-  // Keyset paging: a group that moved or came since starts no duplicate and skips nothing after the cursor.
-  const start = after ? groups.findIndex((group) => compareCursors(cursorOf(group), after) > 0) : 0;
-  const taken: RiskGroupDto[] = [];
-  let rows = 0;
-  let bytes = 0;
-  for (let index = start < 0 ? groups.length : start; index < groups.length; index++) {
-    const group = groups[index]!;
-    // Details are free text (a packet may spend its megabyte on a few risks): the size counts, not only the rows.
-    const size = Buffer.byteLength(JSON.stringify(group));
-    if (taken.length && (rows + group.threads.length > page.limit || bytes + size > RISK_PAGE_MAX_BYTES)) break;
-    taken.push(group);
-    rows += group.threads.length;
-    bytes += size;
-  }
-  const last = taken.at(-1);
-  const more = last !== undefined && groups.indexOf(last) < groups.length - 1;
-  return { groups: taken, next_cursor: more ? encodeCursor(cursorOf(last)) : null };
+const encodeCursor = (sort: RiskSort, order: RiskOrder, values: KeyValue[]) => Buffer.from(JSON.stringify([sort, order, ...values]), "utf8").toString("base64url");
+
+/** Keyset paging: the groups strictly after `values` in the order of `keys`. */
+function afterSql(keys: SortKey[], values: KeyValue[] | null): Prisma.Sql {
+  if (!values) return Prisma.empty;
+  const bound = (index: number) => (isDateKey(keys[index]!) ? new Date(values[index] as string) : values[index]);
+  const branches = keys.map((key, index) => {
+    const equal = keys.slice(0, index).map((prior, at) => Prisma.sql`${columnSql(prior)} = ${bound(at)}`);
+    const beyond = Prisma.sql`${columnSql(key)} ${Prisma.raw(key.desc ? "<" : ">")} ${bound(index)}`;
+    return Prisma.sql`(${Prisma.join([...equal, beyond], " AND ")})`;
+  });
+  return Prisma.sql`WHERE (${Prisma.join(branches, " OR ")})`;
 }
 
 /**
- * The risks view (docs/product.md#risks): every risk of every active packet,
- * grouped by fingerprint across threads, regressed groups first, then by
- * severity. The default view hides resolved and snoozed risks; `state: "all"` shows them.
- * With `limit`, one page (cursor paging, riskListQuerySchema) of a sorted list kept for the
- * next pages (keptSortedGroups); without, every group, read now (for callers inside Baton
- * only: the API and the page always page).
+ * The risks of active packets as the list sees them, one row per thread and fingerprint
+ * ("stated": its thread, severity rank, state now and the start of its detail), as SQL
+ * common table expressions: the database sorts and counts, the server reads a page.
+ */
+function statedSql(q: string | undefined, now: Date): Prisma.Sql {
+  return Prisma.sql`"rows" AS (
+      SELECT t."id" AS "threadId", t."key" AS "threadKey", r."fingerprint" AS "fingerprint", v."receivedAt" AS "activeAt",
+        ${severityRankSql('r."severity"')} AS "rank", LOWER(SUBSTR(r."detail", 1, ${DETAIL_KEY_CHARS})) AS "detailKey",
+        ROW_NUMBER() OVER (PARTITION BY t."id", r."fingerprint" ORDER BY r."position") AS "nth"
+      FROM "Thread" t
+      JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
+      JOIN "Risk" r ON r."versionId" = v."id"
+      WHERE t."archived" = ${false} ${riskTextFilter(q)}
+    ),
+    "pairs" AS (
+      SELECT "threadId", MAX("threadKey") AS "threadKey", "fingerprint", MAX("activeAt") AS "activeAt", MAX("rank") AS "rank",
+        MAX(CASE WHEN "nth" = 1 THEN "detailKey" END) AS "detailKey"
+      FROM "rows" GROUP BY "threadId", "fingerprint"
+    ),
+    "stated" AS (
+      SELECT p."threadId" AS "threadId", p."threadKey" AS "threadKey", p."fingerprint" AS "fingerprint", p."rank" AS "rank",
+        p."detailKey" AS "detailKey", ${riskStateSql("rt", Prisma.raw('p."rank"'), Prisma.raw('p."activeAt"'), now)} AS "state"
+      FROM "pairs" p LEFT JOIN "RiskTriage" rt ON rt."threadId" = p."threadId" AND rt."fingerprint" = p."fingerprint"
+    )`;
+}
+
+interface GroupRow {
+  fingerprint: string;
+  regressed: number | bigint;
+  rank: number | bigint;
+  detailKey: string;
+  threads: number | bigint;
+  firstSeen: string | Date;
+  lastSeen: string | Date;
+  occurrences: number | bigint;
+}
+
+/** The view's groups after the cursor, in order, with their keys and sizes: at most `limit` rows (all without). */
+function groupsSql(view: RiskFilters["state"], q: string | undefined, now: Date, keys: SortKey[], after: KeyValue[] | null, limit: number | undefined): Prisma.Sql {
+  const visible = view === "open" ? Prisma.sql`WHERE "state" NOT IN (${HIDDEN_SQL})` : Prisma.empty;
+  const orderBy = Prisma.raw(keys.map((key) => `"${key.column}" ${key.desc ? "DESC" : "ASC"}`).join(", "));
+  return Prisma.sql`WITH ${statedSql(q, now)},
+    "visible" AS (SELECT * FROM "stated" ${visible}),
+    "histories" AS (
+      SELECT s."threadId" AS "threadId", s."threadKey" AS "threadKey", s."fingerprint" AS "fingerprint", s."state" AS "state",
+        s."rank" AS "rank", s."detailKey" AS "detailKey",
+        MIN(v."receivedAt") AS "firstSeen", MAX(v."receivedAt") AS "lastSeen", COUNT(DISTINCT r."versionId") AS "occurrences"
+      FROM "visible" s
+      JOIN "Risk" r ON r."threadId" = s."threadId" AND r."fingerprint" = s."fingerprint"
+      JOIN "PacketVersion" v ON v."id" = r."versionId"
+      GROUP BY s."threadId", s."threadKey", s."fingerprint", s."state", s."rank", s."detailKey"
+    ),
+    "seen" AS (
+      SELECT h.*, ROW_NUMBER() OVER (
+          PARTITION BY h."fingerprint"
+          ORDER BY (CASE WHEN h."state" = 'regressed' THEN 1 ELSE 0 END) DESC, h."rank" DESC, h."lastSeen" DESC, h."threadKey"
+        ) AS "lead"
+      FROM "histories" h
+    ),
+    "groups" AS (
+      SELECT "fingerprint", MAX(CASE WHEN "state" = 'regressed' THEN 1 ELSE 0 END) AS "regressed", MAX("rank") AS "rank",
+        MAX(CASE WHEN "lead" = 1 THEN "detailKey" END) AS "detailKey", COUNT(*) AS "threads",
+        MIN("firstSeen") AS "firstSeen", MAX("lastSeen") AS "lastSeen", CAST(SUM("occurrences") AS INTEGER) AS "occurrences"
+      FROM "seen" GROUP BY "fingerprint"
+    )
+    SELECT * FROM "groups" ${afterSql(keys, after)}
+    ORDER BY ${orderBy}
+    ${limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${limit}`}`;
+}
+
+/** The view's size: its groups, and the thread risks it leaves out. One aggregate, no history. */
+async function countGroups(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<{ total: number; hidden: number }> {
+  const sql = await sqlExecutor();
+  const [row] = await sql.query<{ total: number | bigint; hidden: number | bigint }>(
+    view === "open"
+      ? Prisma.sql`WITH ${statedSql(q, now)}
+          SELECT COUNT(DISTINCT CASE WHEN "state" NOT IN (${HIDDEN_SQL}) THEN "fingerprint" END) AS "total",
+            COUNT(CASE WHEN "state" IN (${HIDDEN_SQL}) THEN 1 END) AS "hidden"
+          FROM "stated"`
+      : Prisma.sql`WITH ${statedSql(q, now)} SELECT COUNT(DISTINCT "fingerprint") AS "total", 0 AS "hidden" FROM "stated"`,
+  );
+  return { total: Number(row?.total ?? 0), hidden: Number(row?.hidden ?? 0) };
+}
+
+const keyValuesOf = (row: GroupRow, keys: SortKey[]): KeyValue[] =>
+  keys.map((key) => (isDateKey(key) ? asDate(row[key.column as "lastSeen"]).toISOString() : isTextKey(key) ? String(row[key.column as "fingerprint"]) : Number(row[key.column as "rank"])));
+
+/** The page's groups in full: their threads' risks (matching the text, in the view) and histories. A page's worth of reads. */
+async function groupsOf(fingerprints: string[], view: RiskFilters["state"], q: string | undefined, now: Date): Promise<Map<string, RiskGroupDto>> {
+  const [risks, histories] = await Promise.all([readActiveRisks({ now, fingerprints, text: q }), readHistories(fingerprints)]);
+  const byFingerprint = new Map<string, RiskThreadDto[]>();
+  for (const risk of risks) {
+    if (view === "open" && HIDDEN_BY_DEFAULT.has(risk.state)) continue;
+    const threads = byFingerprint.get(risk.fingerprint) ?? [];
+    threads.push(threadDtoOf(risk, histories.get(pairKey(risk.threadId, risk.fingerprint))));
+    byFingerprint.set(risk.fingerprint, threads);
+  }
+  return new Map([...byFingerprint].map(([fingerprint, threads]) => [fingerprint, groupOf(fingerprint, threads)]));
+}
+
+/**
+ * The risks view (docs/product.md#risks): every risk of every active packet, grouped by
+ * fingerprint across threads, in the asked order (the default: regressed first, then by
+ * severity, then the most recently seen). The default view hides resolved and snoozed risks;
+ * `state: "all"` shows them. With `limit`, one page: whole groups after `cursor`, up to `limit`
+ * thread risks and RISK_PAGE_MAX_BYTES of JSON (a larger group alone). The database sorts,
+ * pages (keyset) and counts (docs/decisions/058-risks-paged-in-sql.md); the server reads
+ * and sends a page's rows. Without `limit`, every group (for callers inside Baton only).
  */
 export async function listRisks(
   filters: Partial<RiskFilters> & { cursor?: string; limit?: number } = {},
   now = new Date(),
 ): Promise<RiskListDto> {
-  const { state: view, q } = riskFiltersSchema.parse({ state: filters.state, q: filters.q });
-  const list = filters.limit === undefined ? await sortedGroups(view, q, now) : await keptSortedGroups(view, q, now);
-  const page = filters.limit === undefined ? { groups: list.groups, next_cursor: null } : pageOf(list.groups, { cursor: filters.cursor, limit: filters.limit });
-  return riskListDto.parse({ generated_at: list.generatedAt, view, ...page, total: list.groups.length, hidden: list.hidden });
-}
-
-interface SortedGroups {
-  groups: RiskGroupDto[];
-  hidden: number;
-  generatedAt: string;
-}
-
-/** Every active risk read, grouped and sorted: the work of a first page. */
-async function sortedGroups(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<SortedGroups> {
-  const [risks, histories] = await Promise.all([readActiveRisks({ now }), readHistories()]);
-  const byFingerprint = new Map<string, RiskThreadDto[]>();
-  let hidden = 0;
-  for (const risk of risks) {
-    if (!matchesText(risk, q)) continue;
-    if (view === "open" && HIDDEN_BY_DEFAULT.has(risk.state)) {
-      hidden++;
+  const { state: view, q, sort, order: asked } = riskFiltersSchema.parse({ state: filters.state, q: filters.q, sort: filters.sort, order: filters.order });
+  const order = asked ?? RISK_SORT_FIRST_ORDER[sort];
+  const keys = sortKeys(sort, order);
+  const after = filters.cursor ? decodeCursor(filters.cursor, sort, order, keys) : null;
+  const { limit } = filters;
+  const sql = await sqlExecutor();
+  // One row more than a page can hold says whether another page follows (every group has a thread).
+  const [rows, counts] = await Promise.all([
+    sql.query<GroupRow>(groupsSql(view, q, now, keys, after, limit === undefined ? undefined : limit + 1)),
+    countGroups(view, q, now),
+  ]);
+  const candidates: GroupRow[] = [];
+  let threadCount = 0;
+  for (const row of rows) {
+    if (limit !== undefined && candidates.length && threadCount + Number(row.threads) > limit) break;
+    candidates.push(row);
+    threadCount += Number(row.threads);
+  }
+  const full = await groupsOf(candidates.map((row) => row.fingerprint), view, q, now);
+  const groups: RiskGroupDto[] = [];
+  let lastPassed: GroupRow | null = null;
+  let bytes = 0;
+  for (const row of candidates) {
+    const group = full.get(row.fingerprint);
+    // Gone since the groups' statement (a packet dropped it): the page passes it.
+    if (!group) {
+      lastPassed = row;
       continue;
     }
-    const threads = byFingerprint.get(risk.fingerprint) ?? [];
-    threads.push(threadDtoOf(risk, histories.get(pairKey(risk.threadId, risk.fingerprint))));
-    byFingerprint.set(risk.fingerprint, threads);
+    // Details are free text (a packet may spend its megabyte on a few risks): the size counts, not only the rows.
+    const size = limit === undefined ? 0 : Buffer.byteLength(JSON.stringify(group));
+    if (groups.length && bytes + size > RISK_PAGE_MAX_BYTES) break;
+    groups.push(group);
+    lastPassed = row;
+    bytes += size;
   }
-  const groups = [...byFingerprint].map(([fingerprint, threads]) => groupOf(fingerprint, threads)).sort(compareGroups);
-  return { groups, hidden, generatedAt: now.toISOString() };
-}
-
-/**
- * Risks change with the ledger (packets, triage) and with the clock (a snooze ending), as the
- * board does (lib/board/board-etag.ts): a sorted list is kept for the next pages ("Show more")
- * while the ledger's head and this clock step stay the same, so only a view's first page
- * reads every active risk.
- */
-export const RISK_LIST_CLOCK_STEP_MS = 30_000;
-/** Sorted lists kept (views and searches being paged at once); each is one moment's active risks. */
-const KEPT_LISTS = 4;
-
-const keptLists = singleton("RiskLists", () => new Map<string, Promise<SortedGroups>>());
-
-async function keptSortedGroups(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<SortedGroups> {
-  const sql = await sqlExecutor();
-  const [head] = await sql.query<{ seq: number | bigint | null }>(Prisma.sql`SELECT MAX("seq") AS "seq" FROM "LedgerEvent"`);
-  const key = JSON.stringify([view, q ?? "", Number(head?.seq ?? 0), Math.floor(now.getTime() / RISK_LIST_CLOCK_STEP_MS)]);
-  const kept = keptLists.get(key);
-  if (kept) return kept;
-  const made = sortedGroups(view, q, now);
-  keptLists.set(key, made);
-  for (const old of keptLists.keys()) {
-    if (keptLists.size <= KEPT_LISTS) break;
-    keptLists.delete(old);
-  }
-  made.catch(() => keptLists.get(key) === made && keptLists.delete(key));
-  return made;
+  const more = lastPassed !== null && rows.indexOf(lastPassed) < rows.length - 1;
+  const next_cursor = more ? encodeCursor(sort, order, keyValuesOf(lastPassed!, keys)) : null;
+  return riskListDto.parse({ generated_at: now.toISOString(), view, sort, order, groups, next_cursor, total: counts.total, hidden: counts.hidden });
 }
