@@ -5,7 +5,7 @@ import { RISK_STATES, needsAttention, type RiskState } from "./triage-state";
 import { severityRank } from "../../contract/severity";
 import { z } from "zod";
 import { asDate, readActiveRisks, riskTextFilter, type ActiveRisk } from "./active-risks";
-import { RISK_SORT_FIRST_ORDER, RISK_SORTS, riskListDto, type RiskGroupDto, type RiskListDto, type RiskOrder, type RiskSort, type RiskThreadDto, type TriageDto } from "./dto";
+import { DETAIL_KEY_CHARS, RISK_SORT_FIRST_ORDER, RISK_SORT_KEYS, RISK_SORTS, riskListDto, type RiskSortKey, type RiskGroupDto, type RiskListDto, type RiskOrder, type RiskSort, type RiskThreadDto, type TriageDto } from "./dto";
 import { RISK_PAGE_MAX_BYTES, riskFiltersSchema, type RiskFilters } from "./filters";
 import { BatonError } from "../../core/errors";
 import { inChunks } from "../../db/sql";
@@ -108,39 +108,13 @@ function groupOf(fingerprint: string, threads: RiskThreadDto[]): RiskGroupDto {
 
 /** A column of the groups' statement the list is ordered by. */
 interface SortKey {
-  column: "regressed" | "rank" | "detailKey" | "threads" | "firstSeen" | "lastSeen" | "occurrences" | "fingerprint";
+  column: RiskSortKey | "fingerprint";
   desc: boolean;
 }
 
-/** How far a detail counts when sorting by it: the cursor carries it (lower case). */
-const DETAIL_KEY_CHARS = 64;
-
-/** The keys of each order, the last always the fingerprint (ascending) so that every group has one place. */
+/** The keys of each order (RISK_SORT_KEYS), the last always the fingerprint (ascending) so that every group has one place. */
 function sortKeys(sort: RiskSort, order: RiskOrder): SortKey[] {
-  const desc = order === "desc";
-  const keys: Record<RiskSort, SortKey[]> = {
-    attention: [
-      { column: "regressed", desc },
-      { column: "rank", desc },
-      { column: "lastSeen", desc },
-    ],
-    severity: [
-      { column: "rank", desc },
-      { column: "lastSeen", desc: true },
-    ],
-    detail: [{ column: "detailKey", desc }],
-    threads: [
-      { column: "threads", desc },
-      { column: "rank", desc: true },
-    ],
-    first_seen: [{ column: "firstSeen", desc }],
-    last_seen: [{ column: "lastSeen", desc }],
-    occurrences: [
-      { column: "occurrences", desc },
-      { column: "rank", desc: true },
-    ],
-  };
-  return [...keys[sort], { column: "fingerprint", desc: false }];
+  return [...RISK_SORT_KEYS[sort].map(({ key, fixed }) => ({ column: key, desc: (fixed ?? order) === "desc" })), { column: "fingerprint", desc: false }];
 }
 
 const isDateKey = (key: SortKey) => key.column === "firstSeen" || key.column === "lastSeen";
@@ -253,7 +227,7 @@ function groupsSql(view: RiskFilters["state"], q: string | undefined, now: Date,
 }
 
 /** The view's size: its groups, and the thread risks it leaves out. One aggregate, no history. */
-async function countGroups(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<{ total: number; hidden: number }> {
+export async function countGroups(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<{ total: number; hidden: number }> {
   const sql = await sqlExecutor();
   const [row] = await sql.query<{ total: number | bigint; hidden: number | bigint }>(
     view === "open"
@@ -270,7 +244,7 @@ const keyValuesOf = (row: GroupRow, keys: SortKey[]): KeyValue[] =>
   keys.map((key) => (isDateKey(key) ? asDate(row[key.column as "lastSeen"]).toISOString() : isTextKey(key) ? String(row[key.column as "fingerprint"]) : Number(row[key.column as "rank"])));
 
 /** The page's groups in full: their threads' risks (matching the text, in the view) and histories. A page's worth of reads. */
-async function groupsOf(fingerprints: string[], view: RiskFilters["state"], q: string | undefined, now: Date): Promise<Map<string, RiskGroupDto>> {
+export async function groupsOf(fingerprints: string[], view: RiskFilters["state"], q: string | undefined, now: Date): Promise<Map<string, RiskGroupDto>> {
   const [risks, histories] = await Promise.all([readActiveRisks({ now, fingerprints, text: q }), readHistories(fingerprints)]);
   const byFingerprint = new Map<string, RiskThreadDto[]>();
   for (const risk of risks) {
