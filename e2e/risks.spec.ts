@@ -100,9 +100,13 @@ test("a regressed risk returns to the top", async ({ page, request, agentToken }
   await expect(riskRows(page)).toHaveCount(1);
   await expect(page.getByText("1 risk resolved or snoozed not shown.")).toBeVisible();
 
-  // The agent's next session carries it again: the open page shows it on top, badged.
+  // The agent's next session carries it again: the open page shows it on top, badged, from the
+  // stream's delta alone (no list refetched).
+  const refetches: string[] = [];
+  page.on("request", (sent) => void (new URL(sent.url()).pathname === "/api/v1/risks" && refetches.push(sent.url())));
   await storePacket(request, agentToken, packetFor(key, { summary: `second session of ${key}`, open_risks: risks }));
   await expect(riskRows(page)).toHaveCount(2);
+  expect(refetches).toEqual([]);
   const top = riskRows(page).first();
   await expect(top).toContainText(low);
   await expect(top).toContainText("regressed");
