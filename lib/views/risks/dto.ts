@@ -37,7 +37,7 @@ export const RISK_SORT_FIRST_ORDER: Record<RiskSort, RiskOrder> = {
   occurrences: "desc",
 };
 
-/** A group's values the list sorts by: computed by the database (lib/views/risks/queries.ts), compared in the browser for deltas. */
+/** A group's values the list sorts by: computed by the database (lib/views/risks/list-sql.ts), compared in the browser for deltas. */
 export type RiskSortKey = "regressed" | "rank" | "detailKey" | "threads" | "firstSeen" | "lastSeen" | "occurrences";
 
 /**

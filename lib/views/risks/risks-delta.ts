@@ -6,7 +6,8 @@ import { deltaFrame, sharedFrame } from "../../events/shared-frames";
 import { readActiveRisks } from "./active-risks";
 import { risksDeltaDto, type RisksDeltaDto } from "./dto";
 import { riskFiltersSchema, type RiskFilters } from "./filters";
-import { countGroups, groupsOf } from "./queries";
+import { countGroups } from "./list-sql";
+import { groupsOf } from "./queries";
 
 /**
  * The risks list's changes over the live stream (docs/decisions/059-risks-deltas.md): for the
