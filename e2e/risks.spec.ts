@@ -33,7 +33,6 @@ test("triage a risk in bulk from the keyboard and see the cards move", async ({ 
 
   await page.goto(`/risks?q=${run}`);
   await waitForRisksLive(page);
-  await expect(page.getByRole("heading", { name: /^Critical/ })).toBeVisible();
   await expect(riskRows(page)).toHaveCount(2);
 
   // j brings the focus to the first row, x selects it; j moves on, x selects the second.
@@ -53,6 +52,10 @@ test("triage a risk in bulk from the keyboard and see the cards move", async ({ 
   await expect(page.getByRole("status").filter({ hasText: "Acknowledged 2 risks." })).toBeAttached();
   for (const row of await riskRows(page).all()) await expect(row).toContainText("acknowledged");
   await expect(page.getByRole("checkbox", { name: /^Select / }).first()).not.toBeChecked();
+  // The current row is acknowledged now: Acknowledge does not apply, and says why.
+  await expect(triage.getByRole("button", { name: "Acknowledge 1" })).toBeDisabled();
+  await expect(triage.getByText("Acknowledge: It is already acknowledged.")).toBeVisible();
+  await expect(triage.getByRole("button", { name: "Resolve 1" })).toBeEnabled();
 
   // The board moved both cards out of Needs you by itself (live).
   for (const key of keys) {
@@ -97,13 +100,16 @@ test("a regressed risk returns to the top", async ({ page, request, agentToken }
   await expect(riskRows(page)).toHaveCount(1);
   await expect(page.getByText("1 risk resolved or snoozed not shown.")).toBeVisible();
 
-  // The agent's next session carries it again: the open page shows it on top, badged.
+  // The agent's next session carries it again: the open page shows it on top, badged, from the
+  // stream's delta alone (no list refetched).
+  const refetches: string[] = [];
+  page.on("request", (sent) => void (new URL(sent.url()).pathname === "/api/v1/risks" && refetches.push(sent.url())));
   await storePacket(request, agentToken, packetFor(key, { summary: `second session of ${key}`, open_risks: risks }));
   await expect(riskRows(page)).toHaveCount(2);
+  expect(refetches).toEqual([]);
   const top = riskRows(page).first();
   await expect(top).toContainText(low);
   await expect(top).toContainText("regressed");
-  await expect(page.getByRole("heading", { name: /^Regressed/ })).toBeVisible();
   await expect(riskRows(page).nth(1)).toContainText(medium);
 
   // And the card is back in front of a person, for a low risk.
@@ -135,4 +141,38 @@ test("a long list comes a page at a time: Show more from the keyboard, and triag
   await page.keyboard.press("a");
   await expect(page.getByRole("status").filter({ hasText: "Acknowledged 1 risk." })).toBeAttached();
   await expect(page.locator(`[data-testid="risk-group"][data-fingerprint="${detail}"]`)).toContainText("acknowledged");
+});
+
+test("sort by a column's header from the keyboard: kept in the URL, and triage still works", async ({ page, request, agentToken }) => {
+  const key = uniqueId("risks-sorted");
+  const details = ["b", "c", "a"].map((letter) => `${key} ${letter}: the sort by detail puts this one in its place`);
+  await storePacket(request, agentToken, packetFor(key, { open_risks: details.map((detail, n) => ({ severity: ["low", "critical", "medium"][n], detail })) }));
+
+  await page.goto(`/risks?q=${key}`);
+  await waitForRisksLive(page);
+  const detailHeader = page.getByRole("columnheader", { name: "Detail" });
+  await expect(riskRows(page).first()).toContainText(`${key} c:`);
+  await expect(detailHeader).not.toHaveAttribute("aria-sort");
+
+  // The header's button, from the keyboard: A to Z, then Z to A; the order lives in the URL.
+  await page.getByRole("button", { name: "Detail" }).focus();
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/sort=detail/);
+  await expect(detailHeader).toHaveAttribute("aria-sort", "ascending");
+  await expect(riskRows(page)).toHaveText([/ a:/, / b:/, / c:/]);
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/order=desc/);
+  await expect(detailHeader).toHaveAttribute("aria-sort", "descending");
+  await expect(riskRows(page)).toHaveText([/ c:/, / b:/, / a:/]);
+
+  await page.reload();
+  await waitForRisksLive(page);
+  await expect(riskRows(page)).toHaveText([/ c:/, / b:/, / a:/]);
+
+  // Triage from the keyboard on the sorted table: the first row (c) is acknowledged.
+  await page.keyboard.press("j");
+  await expect(currentRow(page)).toContainText(`${key} c:`);
+  await page.keyboard.press("a");
+  await expect(page.getByRole("status").filter({ hasText: "Acknowledged 1 risk." })).toBeAttached();
+  await expect(riskRows(page).first()).toContainText("acknowledged");
 });

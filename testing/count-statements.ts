@@ -7,21 +7,24 @@ type Methods = Record<string, (...args: unknown[]) => unknown>;
  * runs from now until `stop()`. Prisma's adapter, the hot-path executor and
  * the ledger feed all run theirs through better-sqlite3's Statement (or exec).
  */
-export function countStatements(): { count: () => number; stop: () => void } {
+export function countStatements(): { count: () => number; rows: () => number; stop: () => void } {
   const probe = new Database(":memory:");
   const statement = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Methods;
   probe.close();
   const connection = Database.prototype as unknown as Methods;
   let count = 0;
+  let rows = 0;
   const restore: (() => void)[] = [];
   const targets: [Methods, string][] = [[statement, "run"], [statement, "get"], [statement, "all"], [statement, "iterate"], [connection, "exec"]];
   for (const [target, name] of targets) {
     const original = target[name]!;
     target[name] = function (this: unknown, ...args: unknown[]) {
       count++;
-      return original.apply(this, args);
+      const result = original.apply(this, args);
+      if (name === "all" && Array.isArray(result)) rows += result.length;
+      return result;
     };
     restore.push(() => (target[name] = original));
   }
-  return { count: () => count, stop: () => restore.forEach((undo) => undo()) };
+  return { count: () => count, rows: () => rows, stop: () => restore.forEach((undo) => undo()) };
 }

@@ -22,14 +22,6 @@ export function StateBadge({ state }: { state: RiskState }) {
   return <Badge className={STATE_STYLES[state]}>{state}</Badge>;
 }
 
-function Seen({ label, at, now }: { label: string; at: string; now: number }) {
-  return (
-    <span>
-      {label} <When iso={at} now={now} />
-    </span>
-  );
-}
-
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
 
 interface RiskRowProps {
@@ -45,51 +37,60 @@ interface RiskRowProps {
   onToggle: () => void;
 }
 
+/** A cell's label on a phone, where the rows stack and the header is out of sight. */
+function PhoneLabel({ children }: { children: React.ReactNode }) {
+  return <span className="text-muted lg:hidden">{children} </span>;
+}
+
 /**
- * One risk (a fingerprint) across the threads whose active packets carry it:
- * severity, wording, states, threads, first and last seen, occurrences.
- * Every agent string is rendered as text.
+ * One risk (a fingerprint) across the threads whose active packets carry it, as a table row:
+ * severity and states, wording, threads, first and last seen, occurrences. On a phone the
+ * cells stack. Every agent string is rendered as text.
  */
 export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocusRow, onToggle }: RiskRowProps) {
   const id = useId();
   const detailId = `${id}-detail`;
   return (
-    <div
+    <tr
       ref={rowRef}
-      role="listitem"
       tabIndex={current ? 0 : -1}
       aria-labelledby={detailId}
       aria-current={current ? "true" : undefined}
+      aria-selected={canAct ? selected : undefined}
       data-testid="risk-group"
       data-fingerprint={group.fingerprint}
       data-selected={selected ? "true" : undefined}
       onFocus={onFocusRow}
-      className={`grid grid-cols-[auto_minmax(0,1fr)] items-start gap-x-3 gap-y-1 border-b border-l-4 px-2 py-1.5 text-sm outline-none focus-visible:ring-2 focus-visible:ring-focus md:grid-cols-[1.5rem_7rem_minmax(0,1fr)_minmax(0,26rem)_9rem] ${
+      className={`border-b border-l-4 align-top text-sm outline-none focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-focus max-lg:grid max-lg:grid-cols-[1.5rem_minmax(0,1fr)] max-lg:gap-x-2 max-lg:gap-y-1 max-lg:px-2 max-lg:py-1.5 ${
         group.regressed ? "border-b-red-300 dark:border-b-red-900" : "border-b-line"
       } ${selected ? "bg-sky-50 dark:bg-sky-950" : "bg-surface"} ${current ? "border-l-sky-500" : "border-l-transparent"}`}
     >
-      {canAct ? (
-        <input
-          type="checkbox"
-          checked={selected}
-          onChange={onToggle}
-          aria-label={`Select ${visibleText(group.detail)}`}
-          tabIndex={current ? 0 : -1}
-          className="mt-0.5 size-4 shrink-0 accent-sky-700"
-        />
-      ) : (
-        <span />
-      )}
-      <div className="flex flex-wrap items-center gap-1">
-        <SeverityBadge severity={group.severity} />
-        {group.states.map((state) => (
-          <StateBadge key={state} state={state} />
-        ))}
-      </div>
-      <p id={detailId} className="col-start-2 font-medium break-words whitespace-pre-wrap md:col-start-auto">
-        <AgentText text={group.detail} multiline />
-      </p>
-      <div className="col-start-2 text-xs md:col-start-auto">
+      <td className="lg:py-1.5 lg:pl-2 max-lg:row-span-5">
+        {canAct ? (
+          <input
+            type="checkbox"
+            checked={selected}
+            onChange={onToggle}
+            aria-label={`Select ${visibleText(group.detail)}`}
+            tabIndex={current ? 0 : -1}
+            className="mt-0.5 size-4 shrink-0 accent-sky-700"
+          />
+        ) : null}
+      </td>
+      <td className="lg:px-2 lg:py-1.5">
+        <div className="flex flex-wrap items-center gap-1">
+          <SeverityBadge severity={group.severity} />
+          {group.states.map((state) => (
+            <StateBadge key={state} state={state} />
+          ))}
+        </div>
+      </td>
+      <td className="lg:px-2 lg:py-1.5">
+        <p id={detailId} className="font-medium [overflow-wrap:anywhere] whitespace-pre-wrap">
+          <AgentText text={group.detail} multiline />
+        </p>
+      </td>
+      <td className="text-xs lg:px-2 lg:py-1.5">
         <ThreadList threads={group.threads.slice(0, THREADS_SHOWN)} group={group} label="Threads carrying it" />
         {group.threads.length > THREADS_SHOWN ? (
           <details>
@@ -97,15 +98,22 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
             <ThreadList threads={group.threads.slice(THREADS_SHOWN)} group={group} label="More threads carrying it" />
           </details>
         ) : null}
-      </div>
-      <p className="col-start-2 flex flex-wrap gap-x-2 text-xs text-muted md:col-start-auto md:flex-col">
-        <Seen label="first seen" at={group.first_seen} now={now} />
-        <Seen label="last seen" at={group.last_seen} now={now} />
-        <span>
-          {plural(group.occurrences, "occurrence")} · {plural(group.threads.length, "thread")}
+      </td>
+      <td className="text-xs text-muted lg:px-2 lg:py-1.5">
+        <span className="block">
+          <PhoneLabel>first seen</PhoneLabel>
+          <When iso={group.first_seen} now={now} />
         </span>
-      </p>
-    </div>
+        <span className="block">
+          <PhoneLabel>last seen</PhoneLabel>
+          <When iso={group.last_seen} now={now} />
+        </span>
+      </td>
+      <td className="text-xs text-muted lg:px-2 lg:py-1.5 lg:text-right">
+        {plural(group.occurrences, "occurrence")}
+        <span className="lg:hidden"> · {plural(group.threads.length, "thread")}</span>
+      </td>
+    </tr>
   );
 }
 

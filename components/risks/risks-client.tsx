@@ -7,12 +7,13 @@ import { useDocumentKeys } from "@/lib/browser/use-document-keys";
 import { describeLive } from "@/lib/browser/use-ledger-refresh";
 import { useRovingList } from "@/lib/browser/use-roving-list";
 import type { RiskListDto } from "@/lib/views/risks/dto";
+import { triageBlocker } from "@/lib/views/risks/triage-state";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { EmptyList } from "@/components/ui/empty-list";
 import { RiskFilters } from "./risk-filters";
 import { RiskRow } from "./risk-row";
-import { RiskSections, sectionsOf } from "./risk-sections";
+import { RiskTable, nextSort } from "./risk-table";
 import { SnoozeChoice } from "./snooze-choice";
 import { TriageBar } from "./triage-bar";
 import { useRisks } from "./use-risks";
@@ -37,9 +38,8 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
   const pathname = usePathname();
   const search = useSearchParams().toString();
   const { data: list, error, reload, live, hasMore, loadingMore, loadMore } = useRisks(search, { list: initialList, search: initialSearch });
-  const sections = useMemo(() => sectionsOf(list?.groups ?? []), [list]);
-  // j/k walk the rows as they appear on screen, section by section.
-  const ordered = useMemo(() => sections.flatMap((section) => section.groups), [sections]);
+  // j/k walk the rows as they appear on screen: the server's order.
+  const ordered = useMemo(() => list?.groups ?? [], [list]);
   const roving = useRovingList(ordered.map((group) => group.fingerprint));
   const { listRef, emptyRef } = roving;
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
@@ -60,7 +60,8 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
   const selection = ordered.filter((group) => selected.has(group.fingerprint));
   const acting = selection.length ? selection : currentGroup ? [currentGroup] : [];
   const act = (action: TriageAction, snoozedUntil?: string | null) => {
-    if (canAct) void triage.act(acting, action, snoozedUntil);
+    // A key press for an action the bar shows disabled does nothing, as the button would.
+    if (canAct && triageBlocker(action, acting) === null) void triage.act(acting, action, snoozedUntil);
   };
 
   const toggle = (fingerprint: string) =>
@@ -84,7 +85,7 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
       toggle(currentGroup.fingerprint);
     } else if (action === "snoozed") {
       event.preventDefault();
-      setSnoozing(true);
+      if (triageBlocker("snoozed", acting) === null) setSnoozing(true);
     } else if (action && action !== "toggle") {
       event.preventDefault();
       act(action);
@@ -101,8 +102,20 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
     setSelected(new Set());
   };
 
+  const shown = list ?? initialList;
+  const sortBy = (next: { sort: string; order?: string }) => {
+    const params = new URLSearchParams(search);
+    params.delete("cursor");
+    for (const [key, value] of Object.entries(next)) {
+      if (value && !(key === "sort" && value === "attention")) params.set(key, value);
+      else params.delete(key);
+    }
+    if (next.sort === "attention") params.delete("order");
+    setFilters(params);
+  };
+
   // Ages are measured from when the server made the list, so server and browser render alike.
-  const now = Date.parse((list ?? initialList).generated_at);
+  const now = Date.parse(shown.generated_at);
   return (
     <div className="space-y-3">
       <div className="flex flex-wrap items-end justify-between gap-3">
@@ -113,7 +126,18 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
         </p>
       </div>
       <p className="text-xs text-muted">
-        Regressed first, then by severity. j/k to move{canAct ? ", x or Space to select, a to acknowledge, r to resolve, s to snooze, Esc to clear the selection." : "."}
+        {shown.sort === "attention" ? (
+          "Regressed first, then by severity; a column's header sorts by it. "
+        ) : (
+          <>
+            Sorted by a column.{" "}
+            <Button variant="link" className="px-0 py-0 text-xs" onClick={() => sortBy({ sort: "attention" })}>
+              Regressed first, then by severity
+            </Button>
+            .{" "}
+          </>
+        )}
+        j/k to move{canAct ? ", x or Space to select, a to acknowledge, r to resolve, s to snooze, Esc to clear the selection." : "."}
       </p>
       <p role="status" aria-live="polite" className="sr-only">
         {announcement}
@@ -122,7 +146,7 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
         canAct={canAct}
         selected={selection.length}
         hasCurrent={currentGroup !== null}
-        count={acting.length}
+        acting={acting}
         pending={triage.pending}
         snoozing={snoozing}
         onAct={act}
@@ -145,9 +169,13 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
       {ordered.length === 0 ? (
         <EmptyList ref={emptyRef}>{list ? "No risks need triage here." : "Loading…"}</EmptyList>
       ) : (
-        <div ref={listRef} className="space-y-4">
-          <RiskSections
-            sections={sections}
+        <div ref={listRef}>
+          <RiskTable
+            groups={ordered}
+            sort={shown.sort}
+            order={shown.order}
+            onSort={(column) => sortBy(nextSort(column, shown.sort, shown.order))}
+            canAct={canAct}
             row={(group) => (
               <RiskRow
                 key={group.fingerprint}

@@ -3,7 +3,9 @@ import { sqlExecutor, type Tx } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
 import { isSeverity, severityRank, type Severity } from "../../contract/severity";
 import { needsAttention, riskState, type RiskState, type StoredTriage, type TriageAction } from "./triage-state";
-import { inChunks } from "../../db/sql";
+import { dialectSql, inChunks } from "../../db/sql";
+import { databaseDialect } from "../../db/client";
+import { containsPattern } from "../lessons/queries";
 
 /**
  * The risks of active packets (non-archived threads), each with its triage and
@@ -115,15 +117,34 @@ function toActiveRisks(rows: Row[], now: Date): ActiveRisk[] {
 }
 
 /**
- * Active risks of every non-archived thread, or only of the given active
- * versions or thread keys. Pass `tx` to read inside a write transaction.
+ * The rows of active risks (`r`, of thread `t`) whose detail, thread key or agent holds `text`
+ * (ASCII letters in any case); nothing without one. A risk matches on any of its wordings in the packet.
  */
-export async function readActiveRisks(options: { now: Date; versionIds?: readonly string[]; threadKeys?: readonly string[]; tx?: Tx }): Promise<ActiveRisk[]> {
-  const { now, versionIds, threadKeys, tx } = options;
+export function riskTextFilter(text: string | undefined): Prisma.Sql {
+  if (!text) return Prisma.empty;
+  const like = Prisma.sql`${dialectSql.like(databaseDialect())} ${containsPattern(text)} ESCAPE '\\'`;
+  return Prisma.sql`AND (r."detail" ${like} OR t."key" ${like} OR t."agent" ${like})`;
+}
+
+/**
+ * Active risks of every non-archived thread, or only of the given active
+ * versions, thread keys or fingerprints (and matching `text`). Pass `tx` to read inside a write transaction.
+ */
+export async function readActiveRisks(options: {
+  now: Date;
+  versionIds?: readonly string[];
+  threadKeys?: readonly string[];
+  fingerprints?: readonly string[];
+  text?: string;
+  tx?: Tx;
+}): Promise<ActiveRisk[]> {
+  const { now, versionIds, threadKeys, fingerprints, tx } = options;
+  const text = riskTextFilter(options.text);
   let rows: Row[];
-  if (versionIds) rows = await inChunks(versionIds, (ids) => readRows(Prisma.sql`AND t."activeVersionId" IN (${Prisma.join(ids)})`, tx), IDS_PER_STATEMENT);
-  else if (threadKeys) rows = await inChunks(threadKeys, (keys) => readRows(Prisma.sql`AND t."key" IN (${Prisma.join(keys)})`, tx), IDS_PER_STATEMENT);
-  else rows = await readRows(Prisma.empty, tx);
+  if (versionIds) rows = await inChunks(versionIds, (ids) => readRows(Prisma.sql`AND t."activeVersionId" IN (${Prisma.join(ids)}) ${text}`, tx), IDS_PER_STATEMENT);
+  else if (threadKeys) rows = await inChunks(threadKeys, (keys) => readRows(Prisma.sql`AND t."key" IN (${Prisma.join(keys)}) ${text}`, tx), IDS_PER_STATEMENT);
+  else if (fingerprints) rows = await inChunks(fingerprints, (prints) => readRows(Prisma.sql`AND r."fingerprint" IN (${Prisma.join(prints)}) ${text}`, tx), IDS_PER_STATEMENT);
+  else rows = await readRows(text, tx);
   return toActiveRisks(rows, now);
 }
 

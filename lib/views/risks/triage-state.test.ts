@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { needsAttention, riskState, type StoredTriage } from "./triage-state";
+import { needsAttention, riskState, type StoredTriage, triageBlocker } from "./triage-state";
 
 const at = (iso: string) => new Date(iso);
 const triage = (overrides: Partial<StoredTriage>): StoredTriage => ({
@@ -39,5 +39,17 @@ describe("riskState", () => {
 
   it("needs a person for open and regressed risks only", () => {
     expect(["open", "acknowledged", "resolved", "snoozed", "regressed"].filter((state) => needsAttention(state as never))).toEqual(["open", "regressed"]);
+  });
+});
+
+describe("triageBlocker", () => {
+  it("disables an action only when every risk is already in its state, and says so", () => {
+    const acknowledged = { states: ["acknowledged" as const] };
+    const mixed = { states: ["open" as const, "acknowledged" as const] };
+    expect(triageBlocker("acknowledged", [acknowledged, acknowledged])).toBe("All 2 are already acknowledged.");
+    expect(triageBlocker("acknowledged", [acknowledged])).toBe("It is already acknowledged.");
+    expect(triageBlocker("acknowledged", [acknowledged, mixed])).toBeNull();
+    expect(triageBlocker("resolved", [acknowledged])).toBeNull();
+    expect(triageBlocker("snoozed", [])).toBe("No risk is selected or current.");
   });
 });

@@ -53,3 +53,15 @@ export function riskState(triage: StoredTriage | null, sighting: RiskSighting, n
 export function needsAttention(state: RiskState): boolean {
   return state === "open" || state === "regressed";
 }
+
+const ALREADY: Record<TriageAction, string> = { acknowledged: "acknowledged", resolved: "resolved", snoozed: "snoozed" };
+
+/**
+ * Why an action does not apply to these risks (each given by the states of its threads),
+ * or null when it does: nothing to act on, or every one of them is already in that state.
+ */
+export function triageBlocker(action: TriageAction, risks: readonly { states: readonly RiskState[] }[]): string | null {
+  if (!risks.length) return "No risk is selected or current.";
+  if (!risks.every((risk) => risk.states.length > 0 && risk.states.every((state) => state === action))) return null;
+  return risks.length === 1 ? `It is already ${ALREADY[action]}.` : `All ${risks.length} are already ${ALREADY[action]}.`;
+}
