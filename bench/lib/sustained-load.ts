@@ -1,0 +1,151 @@
+/**
+ * The sustained load of bench:viewers, sent from the viewers' process: packets to
+ * POST /api/v1/packets and heartbeats to POST /api/v1/threads/{key}/events, each sent when due
+ * (open-loop: a slow answer does not delay the next request), and for each packet the time
+ * from its 201 until every viewer's board shows its next_action.
+ */
+import type { Viewer } from "./viewer-clients";
+
+export interface LoadRequest {
+  base: string;
+  packetToken: string;
+  heartbeatToken: string;
+  keys: string[];
+  packetsPerSecond: number;
+  heartbeatsPerSecond: number;
+  seconds: number;
+  /** Numbers the packets' next actions from here, so that no two rows share one. */
+  firstSerial: number;
+  /** A viewer whose board does not show a packet's next action this long after its 201 never does. */
+  neverAfterMs: number;
+}
+
+export interface LoadResult {
+  packets: number;
+  heartbeats: number;
+  /** Requests answered with another status than the route's success (201 for packets, 200 for heartbeats) or not answered. */
+  packetErrors: number;
+  heartbeatErrors: number;
+  firstError: string | null;
+  /** Request to answer, ms, sorted. */
+  ingestMs: number[];
+  heartbeatMs: number[];
+  /** Per viewer and packet: ms from the 201 until that board showed its next action (0 when it did before the 201 reached the sender), sorted. */
+  latencies: number[];
+  /** Viewer-packets whose next action that board never showed within neverAfterMs. */
+  never: number;
+  /** Bytes all viewers received while the load was sent. */
+  bytes: number;
+  /** How late the sender was at most, ms: when large the load was not sent at the asked rate. */
+  maxLagMs: number;
+}
+
+const wallClock = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sortNumbers = (values: number[]) => values.sort((a, b) => a - b);
+
+export async function runSustainedLoad(request: LoadRequest, viewers: Viewer[], watched: Map<string, string>): Promise<LoadResult> {
+  const { base, keys } = request;
+  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, firstError: null, ingestMs: [], heartbeatMs: [], latencies: [], never: 0, bytes: 0, maxLagMs: 0 };
+  /** Next action -> the wall clock of its packet's 201. */
+  const posted = new Map<string, number>();
+  const inFlight = new Set<Promise<void>>();
+  const fail = (message: string) => (result.firstError ??= message);
+
+  const timed = (path: string, token: string, body: unknown, ok: number, onDone: (ms: number, okay: boolean) => void) => {
+    const begin = performance.now();
+    const job = fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) })
+      .then(async (response) => {
+        const text = await response.text();
+        if (response.status !== ok) fail(`${path}: HTTP ${response.status}: ${text.slice(0, 200)}`);
+        onDone(performance.now() - begin, response.status === ok);
+      })
+      .catch((error: unknown) => {
+        fail(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+        onDone(performance.now() - begin, false);
+      });
+    inFlight.add(job);
+    void job.finally(() => inFlight.delete(job));
+  };
+
+  const sendPacket = (serial: number) => {
+    const key = keys[(serial * 7919) % keys.length]!;
+    const nextAction = `bench sustained next action ${serial}`;
+    watched.set(nextAction, key);
+    result.packets++;
+    timed("/api/v1/packets", request.packetToken, { thread: key, summary: "bench:viewers sustained packet", next_action: nextAction }, 201, (ms, okay) => {
+      result.ingestMs.push(ms);
+      if (okay) posted.set(nextAction, wallClock());
+      else {
+        result.packetErrors++;
+        watched.delete(nextAction);
+      }
+    });
+  };
+
+  const sendHeartbeat = (serial: number) => {
+    const key = keys[(serial * 104_729) % keys.length]!;
+    result.heartbeats++;
+    timed(`/api/v1/threads/${encodeURIComponent(key)}/events`, request.heartbeatToken, { kind: "heartbeat", session_id: `bench-${serial % keys.length}` }, 200, (ms, okay) => {
+      result.heartbeatMs.push(ms);
+      if (!okay) result.heartbeatErrors++;
+    });
+  };
+
+  /** Settles the packets every board has shown, and those past the wait (all of them when `all`). */
+  const settle = (all: boolean) => {
+    const now = wallClock();
+    for (const [nextAction, at] of posted) {
+      const seen = viewers.map((viewer) => viewer.seen.get(nextAction));
+      const complete = seen.every((each) => each !== undefined);
+      if (!complete && !all && now - at < request.neverAfterMs) continue;
+      for (const each of seen) {
+        if (each === undefined) result.never++;
+        else result.latencies.push(Math.max(0, each - at));
+      }
+      posted.delete(nextAction);
+      watched.delete(nextAction);
+      for (const viewer of viewers) viewer.seen.delete(nextAction);
+    }
+  };
+
+  const viewerBytes = () => viewers.reduce((sum, viewer) => sum + viewer.bytes, 0);
+  const bytesBefore = viewerBytes();
+  const totalPackets = Math.round(request.packetsPerSecond * request.seconds);
+  const totalHeartbeats = Math.round(request.heartbeatsPerSecond * request.seconds);
+  const start = performance.now();
+  let packetsDue = 0;
+  let heartbeatsDue = 0;
+  let lastSettle = start;
+  while (packetsDue < totalPackets || heartbeatsDue < totalHeartbeats) {
+    const elapsed = (performance.now() - start) / 1000;
+    // Everything due by now is sent now; how late the oldest of them is shows whether the sender kept up.
+    while (packetsDue < totalPackets && packetsDue / request.packetsPerSecond <= elapsed) {
+      result.maxLagMs = Math.max(result.maxLagMs, elapsed * 1000 - (packetsDue / request.packetsPerSecond) * 1000);
+      sendPacket(request.firstSerial + packetsDue++);
+    }
+    while (heartbeatsDue < totalHeartbeats && heartbeatsDue / request.heartbeatsPerSecond <= elapsed) {
+      result.maxLagMs = Math.max(result.maxLagMs, elapsed * 1000 - (heartbeatsDue / request.heartbeatsPerSecond) * 1000);
+      sendHeartbeat(heartbeatsDue++);
+    }
+    if (performance.now() - lastSettle > 250) {
+      settle(false);
+      lastSettle = performance.now();
+    }
+    await sleep(2);
+  }
+  await sleep(Math.max(0, request.seconds * 1000 - (performance.now() - start)));
+  result.bytes = viewerBytes() - bytesBefore;
+  // The answers still under way, then the boards still catching up (each packet waits at most neverAfterMs).
+  while (inFlight.size > 0) await Promise.race(inFlight);
+  const drainEnd = wallClock() + request.neverAfterMs;
+  while (posted.size > 0 && wallClock() < drainEnd) {
+    settle(false);
+    await sleep(50);
+  }
+  settle(true);
+  sortNumbers(result.ingestMs);
+  sortNumbers(result.heartbeatMs);
+  sortNumbers(result.latencies);
+  return result;
+}
