@@ -21,23 +21,32 @@
  *    BENCH_REFETCH_SECONDS (it saturates the server long before 50 viewers), and deltas at that
  *    same count and length. The first row is checked against issue 15's targets (PASS/MISS).
  *
+ * With BENCH_INSTANCES=N the server is N production servers instead (`next start`, built into
+ * .next-bench when stale; N > 1 needs PostgreSQL), the HTTP viewers split between them, plus
+ * BENCH_BROWSERS (2) Chromium pages of the real board, signed in, filtered to a project of
+ * BROWSER_THREADS threads of their own (every card in the DOM: the columns are virtualised),
+ * to which every BROWSER_EVERY-th packet goes; their DOM is checked for its next_action. CPU
+ * and RSS are then the servers' processes'; phase 1 is skipped (it ingests in this process).
+ *
  * Results: printed, and bench/results/viewers-latest.json (one entry per database, the others kept).
  * Env: BENCH_THREADS (1000), BENCH_VIEWERS (1,10,50,200; 0 skips phase 1), BENCH_PACKETS (5),
  * BENCH_SUSTAINED_VIEWERS (50), BENCH_SECONDS (60; 0 skips phase 2), BENCH_PACKET_RATE (20),
  * BENCH_HEARTBEAT_RATE (50), BENCH_REFETCH_VIEWERS (5; 0 skips the old behaviour),
  * BENCH_REFETCH_SECONDS (20), BENCH_SEED_CHUNK (256 packets ingested at once while seeding; the
- * PostgreSQL figures in docs/performance.md used 16).
+ * PostgreSQL figures in docs/performance.md used 16), BENCH_INSTANCES (0: in-process),
+ * BENCH_BROWSERS (2 with BENCH_INSTANCES), BENCH_PORT (3600: the first instance's port).
  */
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { boardPackets, type BoardPlan } from "./lib/board-packets";
-import { chooseDatabase, cleanUpDatabase, ROOT } from "./lib/server";
-import { fixed, gitRevision, positiveNumber, writeJson } from "./lib/report";
-import { serveRoutes, startViewers, withoutNul } from "./lib/viewer-server";
+import { chooseDatabase, cleanUpDatabase, ROOT, SetupError } from "./lib/server";
+import { fixed, gitRevision, portFromEnv, positiveNumber, writeJson } from "./lib/report";
+import { startViewers, withoutNul } from "./lib/viewer-server";
+import { inProcessServer, nextServers, type ServerUnderTest } from "./lib/viewer-target";
 import { measureOneAtATime, oneAtATimeTable, type OneAtATimeRow } from "./lib/one-at-a-time";
-import { percentile, printTargets, runSustainedRow, settleServer, sustainedTable, targetChecks, bytesPerViewerEvent, totalCores, type SustainedRow, type SustainedRowPlan } from "./lib/sustained";
+import { percentile, printTargets, runSustainedRow, settleServer, sustainedTable, targetChecks, bytesPerViewerEvent, totalCores, viewersOn, type SustainedRow, type SustainedRowPlan } from "./lib/sustained";
 import type { ViewerMode } from "./lib/viewer-clients";
 import { resetConfig } from "../lib/server/config";
 import { closeDatabase } from "../lib/db/client";
@@ -49,6 +58,9 @@ const SEED_CHUNK = Number(process.env.BENCH_SEED_CHUNK ?? 256);
 const NEVER_AFTER_MS = 10_000;
 const MODES: ViewerMode[] = ["refetch", "delta"];
 const RESULTS_FILE = path.join(ROOT, "bench", "results", "viewers-latest.json");
+const BROWSER_PROJECT = "bench/watched";
+const BROWSER_THREADS = 4;
+const BROWSER_EVERY = 10;
 
 /** A non-negative integer from the environment (0 turns a phase off). */
 function countFromEnv(name: string, fallback: number): number {
@@ -66,9 +78,14 @@ function viewerCountsFromEnv(): number[] {
 
 function settingsFromEnv() {
   const seconds = countFromEnv("BENCH_SECONDS", 60);
+  const instances = countFromEnv("BENCH_INSTANCES", 0);
   return {
+    instances,
+    browsers: instances ? countFromEnv("BENCH_BROWSERS", 2) : 0,
+    port: portFromEnv(3600),
     threads: positiveNumber("BENCH_THREADS", 1000, true),
-    oneAtATimeViewers: viewerCountsFromEnv(),
+    // Phase 1 ingests in this process: with production servers its CPU would not be theirs.
+    oneAtATimeViewers: instances ? [] : viewerCountsFromEnv(),
     packets: positiveNumber("BENCH_PACKETS", 5, true),
     sustainedViewers: positiveNumber("BENCH_SUSTAINED_VIEWERS", 50, true),
     seconds,
@@ -82,22 +99,26 @@ function settingsFromEnv() {
 /** The sustained rows: the issue's case with deltas, then the old behaviour and deltas at a count the old behaviour can bear. */
 function sustainedPlans(settings: ReturnType<typeof settingsFromEnv>): SustainedRowPlan[] {
   if (settings.seconds === 0) return [];
-  const plans: SustainedRowPlan[] = [{ mode: "delta", viewers: settings.sustainedViewers, seconds: settings.seconds, note: "" }];
+  const plans: SustainedRowPlan[] = [{ mode: "delta", viewers: settings.sustainedViewers, browsers: settings.browsers, seconds: settings.seconds, note: "" }];
   if (settings.refetchViewers === 0) return plans;
   const note = `old behaviour saturates: ${settings.refetchViewers} viewers, ${settings.refetchSeconds} s`;
-  plans.push({ mode: "refetch", viewers: settings.refetchViewers, seconds: settings.refetchSeconds, note }, { mode: "delta", viewers: settings.refetchViewers, seconds: settings.refetchSeconds, note: "same as the refetch row" });
+  const small = { viewers: settings.refetchViewers, browsers: 0, seconds: settings.refetchSeconds };
+  plans.push({ mode: "refetch", ...small, note }, { mode: "delta", ...small, note: "same as the refetch row" });
   return plans;
 }
 
 const summary = (row: SustainedRow) => ({
   mode: row.mode,
   viewers: row.viewers,
+  chromium_viewers: row.browsers,
+  chromium_cards: row.browserCards,
+  chromium_to_dom_ms: row.browsers ? { p50: percentile(row.load.browserLatencies, 50), p95: percentile(row.load.browserLatencies, 95), max: row.load.browserLatencies.at(-1) ?? null, never: row.load.browserNever } : null,
   seconds: row.seconds,
   note: row.note,
   packets_per_second: row.packetsPerSecond,
   heartbeats_per_second: row.heartbeatsPerSecond,
   sent: { packets: row.load.packets, heartbeats: row.load.heartbeats, packet_errors: row.load.packetErrors, heartbeat_errors: row.load.heartbeatErrors, first_error: row.load.firstError, sender_lag_ms_max: row.load.maxLagMs },
-  cpu_cores: { total: totalCores(row), server: row.serverCores, database_backends: row.databaseCores },
+  cpu_cores: { total: totalCores(row), server: row.serverCores, database_backends: row.databaseCores, viewers_and_sender: row.clientCores, other_processes: row.otherCores },
   ingest_ms: { p50: percentile(row.load.ingestMs, 50), p99: percentile(row.load.ingestMs, 99) },
   heartbeat_ms: { p50: percentile(row.load.heartbeatMs, 50), p99: percentile(row.load.heartbeatMs, 99) },
   to_every_board_ms: { p50: percentile(row.load.latencies, 50), p95: percentile(row.load.latencies, 95), max: row.load.latencies.at(-1) ?? null, never: row.load.never, of: row.load.latencies.length + row.load.never },
@@ -109,12 +130,15 @@ async function main() {
   const settings = settingsFromEnv();
   const loadBefore = os.loadavg();
   const runId = Date.now().toString(36);
+  if (settings.instances > 1 && !(process.env.DATABASE_URL ?? "").startsWith("postgres")) {
+    throw new SetupError("BENCH_INSTANCES above 1 needs DATABASE_URL=postgresql://... (instances share a PostgreSQL database, not a SQLite file)");
+  }
   const db = await chooseDatabase(runId, false);
   process.env.DATABASE_URL = db.url;
   // One token per viewer, as many people would have; the rate limit is off so that the old behaviour is measured, not refused.
   process.env.BATON_RATE_LIMIT_PER_MINUTE ??= "0";
   resetConfig();
-  const routes = await serveRoutes();
+  let server: ServerUnderTest | null = null;
   const viewersProcess = startViewers();
   const oneAtATime: OneAtATimeRow[] = [];
   const sustained: SustainedRow[] = [];
@@ -129,17 +153,25 @@ async function main() {
       await Promise.all(chunk.map((packet) => ingestPacket(packet.body, { kind: "cli", actor: "bench" }, packet.receivedAt)));
       keys.push(...chunk.map((packet) => packet.body.thread as string));
     }
+    const browserKeys: string[] = [];
+    for (let i = 0; i < BROWSER_THREADS; i++) {
+      const key = `${BROWSER_PROJECT}-${i}`;
+      await ingestPacket({ thread: key, project: BROWSER_PROJECT, summary: "bench:viewers thread the Chromium viewers watch", next_action: "bench seeded" }, { kind: "cli", actor: "bench" });
+      browserKeys.push(key);
+    }
+    server = settings.instances ? await nextServers(settings.instances, settings.port, db.url) : await inProcessServer();
+    console.log(`bench: server: ${server.what}`);
     console.log(`bench: ${settings.threads} threads seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s (${db.description})`);
     const most = Math.max(1, settings.sustainedViewers, settings.refetchViewers, ...settings.oneAtATimeViewers);
     const tokens = await Promise.all(Array.from({ length: most }, (_, i) => createApiToken(`viewer-${i}`, ["packets:read"]).then((made) => made.token)));
     const serial = { next: 0 };
     for (const viewers of settings.oneAtATimeViewers) {
       for (const mode of MODES) {
-        await viewersProcess.ask({ type: "open", base: routes.base, tokens: tokens.slice(0, viewers), mode });
+        await viewersProcess.ask({ type: "open", viewers: viewersOn(server, tokens.slice(0, viewers)), mode, browsers: [], browserKeys: [] });
         const row = await measureOneAtATime(viewersProcess.ask, viewers, mode, keys, settings.packets, serial, NEVER_AFTER_MS);
         oneAtATime.push(row);
         await viewersProcess.ask({ type: "close" });
-        await settleServer();
+        await settleServer(server);
         console.log(`bench: ${viewers} viewers, ${mode}: ${fixed(row.cpuPerEvent, 1)} ms CPU per event`);
       }
     }
@@ -147,8 +179,12 @@ async function main() {
     if (plans.length) {
       const context = {
         ask: viewersProcess.ask,
-        base: routes.base,
+        viewersPid: viewersProcess.pid,
+        server,
         viewerTokens: tokens,
+        browserPath: `/?project=${encodeURIComponent(BROWSER_PROJECT)}`,
+        browserKeys,
+        browserEvery: BROWSER_EVERY,
         packetToken: (await createApiToken("bench-agents", ["packets:write"])).token,
         heartbeatToken: (await createApiToken("bench-sessions", ["events:write"])).token,
         keys,
@@ -159,18 +195,19 @@ async function main() {
         serial,
       };
       // Warm-up, not reported: the HTTP routes' first calls, the sessions' first heartbeats.
-      await runSustainedRow(context, { mode: "delta", viewers: 1, seconds: Math.min(3, settings.seconds), note: "warm-up" });
+      await runSustainedRow(context, { mode: "delta", viewers: 1, browsers: 0, seconds: Math.min(3, settings.seconds), note: "warm-up" });
       for (const each of plans) sustained.push(await runSustainedRow(context, each));
     }
   } finally {
     viewersProcess.stop();
-    await routes.close();
+    await server?.stop();
     // On PostgreSQL the live feed keeps its connection 30 s after its last stream (lib/events/ledger-feed.ts): the database is dropped after it.
     if (db.dialect === "postgresql") await sleepMs(31_000);
     await closeDatabase();
     await cleanUpDatabase(db);
   }
   const loadAfter = os.loadavg();
+  const serverWhat = server?.what ?? "no server";
   const loads = `load average ${loadBefore.map((x) => x.toFixed(1)).join(" ")} at start, ${loadAfter.map((x) => x.toFixed(1)).join(" ")} at end, ${os.cpus().length} CPUs`;
   if (oneAtATime.length) {
     console.log(`\nviewers x events, ${settings.threads} active threads, ${settings.packets} packets per row, one at a time, ${db.dialect}:`);
@@ -180,7 +217,7 @@ async function main() {
   if (sustained.length) {
     console.log(
       `\nsustained, ${settings.threads} active threads, ${settings.packetsPerSecond} packets/s + ${settings.heartbeatsPerSecond} heartbeats/s sent open-loop over HTTP, ${db.dialect}` +
-        ` (CPU: this process${db.dialect === "postgresql" ? " plus the run's database backends, shown in brackets" : ", SQLite included"}; an event is a packet or a heartbeat; never: viewer-packets not shown within ${NEVER_AFTER_MS / 1000} s):`,
+        ` on ${serverWhat} (CPU and RSS: the server's processes${db.dialect === "postgresql" ? ", CPU plus the run's database backends, shown in brackets" : ", SQLite included"}; an event is a packet or a heartbeat; never: viewer-packets not shown within ${NEVER_AFTER_MS / 1000} s):`,
     );
     console.log(sustainedTable(sustained));
     const main = sustained[0]!;
@@ -196,6 +233,7 @@ async function main() {
       revision: gitRevision(),
       machine: { cpus: os.cpus().length, node: process.version, load_avg_before: loadBefore, load_avg_after: loadAfter },
       database: db.description,
+      server: server?.what ?? null,
       settings,
       one_at_a_time: oneAtATime.map((row) => ({ ...row, latencies: undefined, p50: percentile(row.latencies, 50), p95: percentile(row.latencies, 95), max: row.latencies.at(-1) ?? null })),
       sustained: sustained.map(summary),

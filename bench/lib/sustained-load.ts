@@ -4,13 +4,25 @@
  * (open-loop: a slow answer does not delay the next request), and for each packet the time
  * from its 201 until every viewer's board shows its next_action.
  */
-import type { Viewer } from "./viewer-clients";
+
+/** A viewer as the load sees it: an HTTP one (./viewer-clients.ts) or a Chromium page (./browser-viewers.ts). */
+export interface WatchingViewer {
+  kind: "http" | "browser";
+  bytes: number;
+  seen: Map<string, number>;
+  /** Whether its board shows this thread (a Chromium viewer's board is filtered to a few). */
+  wants(key: string): boolean;
+}
 
 export interface LoadRequest {
-  base: string;
+  /** One per server instance: packets and heartbeats go to them in turn. */
+  bases: string[];
   packetToken: string;
   heartbeatToken: string;
   keys: string[];
+  /** The Chromium viewers' threads: every `browserEvery`th packet goes to one of them. */
+  browserKeys: string[];
+  browserEvery: number;
   packetsPerSecond: number;
   heartbeatsPerSecond: number;
   seconds: number;
@@ -34,7 +46,10 @@ export interface LoadResult {
   latencies: number[];
   /** Viewer-packets whose next action that board never showed within neverAfterMs. */
   never: number;
-  /** Bytes all viewers received while the load was sent. */
+  /** The same for the Chromium viewers, over the packets sent to their threads. */
+  browserLatencies: number[];
+  browserNever: number;
+  /** Bytes all HTTP viewers received while the load was sent. */
   bytes: number;
   /** How late the sender was at most, ms: when large the load was not sent at the asked rate. */
   maxLagMs: number;
@@ -44,17 +59,19 @@ const wallClock = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sortNumbers = (values: number[]) => values.sort((a, b) => a - b);
 
-export async function runSustainedLoad(request: LoadRequest, viewers: Viewer[], watched: Map<string, string>): Promise<LoadResult> {
-  const { base, keys } = request;
-  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, firstError: null, ingestMs: [], heartbeatMs: [], latencies: [], never: 0, bytes: 0, maxLagMs: 0 };
-  /** Next action -> the wall clock of its packet's 201. */
-  const posted = new Map<string, number>();
+export async function runSustainedLoad(request: LoadRequest, viewers: WatchingViewer[], watched: Map<string, string>): Promise<LoadResult> {
+  const { bases, keys } = request;
+  let turn = 0;
+  const nextBase = () => bases[turn++ % bases.length]!;
+  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, firstError: null, ingestMs: [], heartbeatMs: [], latencies: [], never: 0, browserLatencies: [], browserNever: 0, bytes: 0, maxLagMs: 0 };
+  /** Next action -> the wall clock of its packet's 201, and its thread. */
+  const posted = new Map<string, { at: number; key: string }>();
   const inFlight = new Set<Promise<void>>();
   const fail = (message: string) => (result.firstError ??= message);
 
   const timed = (path: string, token: string, body: unknown, ok: number, onDone: (ms: number, okay: boolean) => void) => {
     const begin = performance.now();
-    const job = fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) })
+    const job = fetch(`${nextBase()}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) })
       .then(async (response) => {
         const text = await response.text();
         if (response.status !== ok) fail(`${path}: HTTP ${response.status}: ${text.slice(0, 200)}`);
@@ -69,13 +86,14 @@ export async function runSustainedLoad(request: LoadRequest, viewers: Viewer[], 
   };
 
   const sendPacket = (serial: number) => {
-    const key = keys[(serial * 7919) % keys.length]!;
+    const toBrowsers = request.browserKeys.length > 0 && serial % request.browserEvery === 0;
+    const key = toBrowsers ? request.browserKeys[(serial / request.browserEvery) % request.browserKeys.length]! : keys[(serial * 7919) % keys.length]!;
     const nextAction = `bench sustained next action ${serial}`;
     watched.set(nextAction, key);
     result.packets++;
     timed("/api/v1/packets", request.packetToken, { thread: key, summary: "bench:viewers sustained packet", next_action: nextAction }, 201, (ms, okay) => {
       result.ingestMs.push(ms);
-      if (okay) posted.set(nextAction, wallClock());
+      if (okay) posted.set(nextAction, { at: wallClock(), key });
       else {
         result.packetErrors++;
         watched.delete(nextAction);
@@ -95,13 +113,15 @@ export async function runSustainedLoad(request: LoadRequest, viewers: Viewer[], 
   /** Settles the packets every board has shown, and those past the wait (all of them when `all`). */
   const settle = (all: boolean) => {
     const now = wallClock();
-    for (const [nextAction, at] of posted) {
-      const seen = viewers.map((viewer) => viewer.seen.get(nextAction));
-      const complete = seen.every((each) => each !== undefined);
+    for (const [nextAction, { at, key }] of posted) {
+      const showing = viewers.filter((viewer) => viewer.wants(key));
+      const complete = showing.every((viewer) => viewer.seen.has(nextAction));
       if (!complete && !all && now - at < request.neverAfterMs) continue;
-      for (const each of seen) {
-        if (each === undefined) result.never++;
-        else result.latencies.push(Math.max(0, each - at));
+      for (const viewer of showing) {
+        const seenAt = viewer.seen.get(nextAction);
+        const browser = viewer.kind === "browser";
+        if (seenAt === undefined) void (browser ? result.browserNever++ : result.never++);
+        else (browser ? result.browserLatencies : result.latencies).push(Math.max(0, seenAt - at));
       }
       posted.delete(nextAction);
       watched.delete(nextAction);
@@ -147,5 +167,6 @@ export async function runSustainedLoad(request: LoadRequest, viewers: Viewer[], 
   sortNumbers(result.ingestMs);
   sortNumbers(result.heartbeatMs);
   sortNumbers(result.latencies);
+  sortNumbers(result.browserLatencies);
   return result;
 }

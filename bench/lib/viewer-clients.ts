@@ -8,11 +8,12 @@
  * load (packets and heartbeats sent open-loop) is sent from here too (./sustained-load.ts).
  */
 import { runSustainedLoad, type LoadRequest, type LoadResult } from "./sustained-load";
+import { BrowserViewer, closeBrowser, type BrowserViewerPlan } from "./browser-viewers";
 
 export type ViewerMode = "refetch" | "delta";
 
 export type ToViewers =
-  | { type: "open"; base: string; tokens: string[]; mode: ViewerMode }
+  | { type: "open"; viewers: { base: string; token: string }[]; mode: ViewerMode; browsers: BrowserViewerPlan[]; browserKeys: string[] }
   | { type: "expect"; key: string; nextAction: string }
   | { type: "report" }
   | ({ type: "load" } & LoadRequest)
@@ -20,7 +21,7 @@ export type ToViewers =
 
 export type FromViewers =
   /** Done: the viewers are open (after `open`), expecting (after `expect`), closed (after `close`). */
-  | { type: "done" }
+  | { type: "done"; /** After `open`: the cards each Chromium viewer's board showed. */ browserCards?: number[] }
   | { type: "seen"; /** Per viewer: the wall clock (ms) when its board showed the next action, or null if it never did. */ at: (number | null)[]; /** Per viewer: bytes received since the last `expect`. */ bytes: number[] }
   | ({ type: "loaded" } & LoadResult);
 
@@ -30,6 +31,7 @@ export const wallClock = () => performance.timeOrigin + performance.now();
 export const watched = new Map<string, string>();
 
 export class Viewer {
+  readonly kind = "http";
   bytes = 0;
   /** Watched next action -> the wall clock when this board first showed it. */
   readonly seen = new Map<string, number>();
@@ -44,6 +46,10 @@ export class Viewer {
     private readonly token: string,
     private readonly mode: ViewerMode,
   ) {}
+
+  wants(): boolean {
+    return true;
+  }
 
   open(): void {
     this.ready = new Promise((resolve, reject) => void this.follow(resolve).catch(reject));
@@ -114,16 +120,19 @@ export class Viewer {
 }
 
 let viewers: Viewer[] = [];
+let browserViewers: BrowserViewer[] = [];
 let expected: string | null = null;
 const reply = (message: FromViewers) => process.send!(message);
 
 process.on("message", (message: ToViewers) => {
   void (async () => {
     if (message.type === "open") {
-      viewers = message.tokens.map((token) => new Viewer(message.base, token, message.mode));
+      viewers = message.viewers.map(({ base, token }) => new Viewer(base, token, message.mode));
       for (const viewer of viewers) viewer.open();
       await Promise.all(viewers.map((viewer) => viewer.ready));
-      reply({ type: "done" });
+      browserViewers = message.browsers.map((plan) => new BrowserViewer(plan, new Set(message.browserKeys), watched));
+      for (const viewer of browserViewers) await viewer.open();
+      reply({ type: "done", browserCards: browserViewers.map((viewer) => viewer.cards) });
     } else if (message.type === "expect") {
       watched.clear();
       watched.set(message.nextAction, message.key);
@@ -133,10 +142,13 @@ process.on("message", (message: ToViewers) => {
     } else if (message.type === "report") {
       reply({ type: "seen", at: viewers.map((viewer) => viewer.seen.get(expected ?? "") ?? null), bytes: viewers.map((viewer) => viewer.bytes) });
     } else if (message.type === "load") {
-      reply({ type: "loaded", ...(await runSustainedLoad(message, viewers, watched)) });
+      reply({ type: "loaded", ...(await runSustainedLoad(message, [...viewers, ...browserViewers], watched)) });
     } else {
       for (const viewer of viewers) viewer.close();
+      for (const viewer of browserViewers) await viewer.close();
+      if (browserViewers.length) await closeBrowser();
       viewers = [];
+      browserViewers = [];
       watched.clear();
       reply({ type: "done" });
     }

@@ -75,7 +75,7 @@ export function serveRoutes(): Promise<{ base: string; close: () => Promise<void
 export type AskViewers = <M extends ToViewers>(message: M) => Promise<FromViewers>;
 
 /** The viewers' process, and a way to ask it something and await its answer. */
-export function startViewers(): { ask: AskViewers; stop: () => void } {
+export function startViewers(): { ask: AskViewers; pid: number; stop: () => void } {
   const script = fileURLToPath(new URL("./viewer-clients.ts", import.meta.url));
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", script], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const waiting: ((message: FromViewers) => void)[] = [];
@@ -84,6 +84,7 @@ export function startViewers(): { ask: AskViewers; stop: () => void } {
     if (code) throw new Error(`bench: the viewers' process exited with ${code}`);
   });
   return {
+    pid: child.pid!,
     ask: (message) =>
       new Promise((resolve) => {
         waiting.push(resolve);
