@@ -22,6 +22,8 @@ export interface LoadRequest {
   keys: string[];
   /** The Chromium viewers' threads: every `browserEvery`th packet goes to one of them. */
   browserKeys: string[];
+  /** Their project, which their packets keep (the Chromium boards are filtered to it). */
+  browserProject: string;
   browserEvery: number;
   packetsPerSecond: number;
   heartbeatsPerSecond: number;
@@ -46,6 +48,8 @@ export interface LoadResult {
   latencies: number[];
   /** Viewer-packets whose next action that board never showed within neverAfterMs. */
   never: number;
+  /** Per viewer and packet: ms from sending the packet until that board showed its next action, sorted. */
+  fromSend: number[];
   /** The same for the Chromium viewers, over the packets sent to their threads. */
   browserLatencies: number[];
   browserNever: number;
@@ -63,23 +67,24 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   const { bases, keys } = request;
   let turn = 0;
   const nextBase = () => bases[turn++ % bases.length]!;
-  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, firstError: null, ingestMs: [], heartbeatMs: [], latencies: [], never: 0, browserLatencies: [], browserNever: 0, bytes: 0, maxLagMs: 0 };
-  /** Next action -> the wall clock of its packet's 201, and its thread. */
-  const posted = new Map<string, { at: number; key: string }>();
+  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, firstError: null, ingestMs: [], heartbeatMs: [], latencies: [], fromSend: [], never: 0, browserLatencies: [], browserNever: 0, bytes: 0, maxLagMs: 0 };
+  /** Next action -> the wall clock of its packet's sending and 201, and its thread. */
+  const posted = new Map<string, { sent: number; at: number; key: string }>();
   const inFlight = new Set<Promise<void>>();
   const fail = (message: string) => (result.firstError ??= message);
 
-  const timed = (path: string, token: string, body: unknown, ok: number, onDone: (ms: number, okay: boolean) => void) => {
+  const timed = (path: string, token: string, body: unknown, ok: number, onDone: (ms: number, okay: boolean, sent: number) => void) => {
+    const sent = wallClock();
     const begin = performance.now();
     const job = fetch(`${nextBase()}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) })
       .then(async (response) => {
         const text = await response.text();
         if (response.status !== ok) fail(`${path}: HTTP ${response.status}: ${text.slice(0, 200)}`);
-        onDone(performance.now() - begin, response.status === ok);
+        onDone(performance.now() - begin, response.status === ok, sent);
       })
       .catch((error: unknown) => {
         fail(`${path}: ${error instanceof Error ? error.message : String(error)}`);
-        onDone(performance.now() - begin, false);
+        onDone(performance.now() - begin, false, sent);
       });
     inFlight.add(job);
     void job.finally(() => inFlight.delete(job));
@@ -91,9 +96,10 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
     const nextAction = `bench sustained next action ${serial}`;
     watched.set(nextAction, key);
     result.packets++;
-    timed("/api/v1/packets", request.packetToken, { thread: key, summary: "bench:viewers sustained packet", next_action: nextAction }, 201, (ms, okay) => {
+    const body = { thread: key, summary: "bench:viewers sustained packet", next_action: nextAction, ...(toBrowsers ? { project: request.browserProject } : {}) };
+    timed("/api/v1/packets", request.packetToken, body, 201, (ms, okay, sent) => {
       result.ingestMs.push(ms);
-      if (okay) posted.set(nextAction, { at: wallClock(), key });
+      if (okay) posted.set(nextAction, { sent, at: wallClock(), key });
       else {
         result.packetErrors++;
         watched.delete(nextAction);
@@ -113,7 +119,7 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   /** Settles the packets every board has shown, and those past the wait (all of them when `all`). */
   const settle = (all: boolean) => {
     const now = wallClock();
-    for (const [nextAction, { at, key }] of posted) {
+    for (const [nextAction, { sent, at, key }] of posted) {
       const showing = viewers.filter((viewer) => viewer.wants(key));
       const complete = showing.every((viewer) => viewer.seen.has(nextAction));
       if (!complete && !all && now - at < request.neverAfterMs) continue;
@@ -121,7 +127,10 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
         const seenAt = viewer.seen.get(nextAction);
         const browser = viewer.kind === "browser";
         if (seenAt === undefined) void (browser ? result.browserNever++ : result.never++);
-        else (browser ? result.browserLatencies : result.latencies).push(Math.max(0, seenAt - at));
+        else {
+          (browser ? result.browserLatencies : result.latencies).push(Math.max(0, seenAt - at));
+          if (!browser) result.fromSend.push(seenAt - sent);
+        }
       }
       posted.delete(nextAction);
       watched.delete(nextAction);
@@ -167,6 +176,7 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   sortNumbers(result.ingestMs);
   sortNumbers(result.heartbeatMs);
   sortNumbers(result.latencies);
+  sortNumbers(result.fromSend);
   sortNumbers(result.browserLatencies);
   return result;
 }

@@ -50,6 +50,7 @@ export interface SustainedContext {
   /** The Chromium viewers' page (the board filtered to their threads) and those threads. */
   browserPath: string;
   browserKeys: string[];
+  browserProject: string;
   browserEvery: number;
   packetToken: string;
   heartbeatToken: string;
@@ -96,6 +97,7 @@ export async function runSustainedRow(context: SustainedContext, plan: Sustained
     type: "load",
     bases: server.bases,
     browserKeys: browsers.length ? context.browserKeys : [],
+    browserProject: context.browserProject,
     browserEvery: context.browserEvery,
     packetToken: context.packetToken,
     heartbeatToken: context.heartbeatToken,
@@ -128,7 +130,7 @@ export const bytesPerViewerEvent = (row: SustainedRow): number => row.load.bytes
 
 export function sustainedTable(rows: SustainedRow[]): string {
   return formatTable(
-    ["mode", "viewers", "s", "sent pkt + hb", "errors", "CPU cores (db)", "ingest ms p50 / p99", "heartbeat ms p50 / p99", "201 to every board ms p50 / p95 / max", "never", "KB/viewer/event", "RSS MiB", "sender lag ms", "viewers+sender cores", "other processes cores", "Chromium DOM ms p50 / p95 / max, never"],
+    ["mode", "viewers", "s", "sent pkt + hb", "errors", "CPU cores (db)", "ingest ms p50 / p99", "heartbeat ms p50 / p99", "201 to every board ms p50 / p95 / max", "never", "sent to every board ms p50 / p95", "KB/viewer/event", "RSS MiB", "sender lag ms", "viewers+sender cores", "other processes cores", "Chromium DOM ms p50 / p95 / max, never"],
     rows.map((row) => {
       const { load } = row;
       const pairs = load.latencies.length + load.never;
@@ -143,6 +145,7 @@ export function sustainedTable(rows: SustainedRow[]): string {
         `${fixed(percentile(load.heartbeatMs, 50), 0)} / ${fixed(percentile(load.heartbeatMs, 99), 0)}`,
         `${fixed(percentile(load.latencies, 50), 0)} / ${fixed(percentile(load.latencies, 95), 0)} / ${fixed(load.latencies.at(-1) ?? NaN, 0)}`,
         `${load.never} of ${pairs}`,
+        `${fixed(percentile(load.fromSend, 50), 0)} / ${fixed(percentile(load.fromSend, 95), 0)}`,
         fixed(bytesPerViewerEvent(row) / 1024, 2),
         fixed(row.rssMiB, 0),
         fixed(load.maxLagMs, 0),
