@@ -222,6 +222,9 @@ async function main() {
         ` on ${serverWhat} (CPU and RSS: the server's processes${db.dialect === "postgresql" ? ", CPU plus the run's database backends, shown in brackets" : ", SQLite included"}; an event is a packet or a heartbeat; never: viewer-packets not shown within ${NEVER_AFTER_MS / 1000} s):`,
     );
     console.log(sustainedTable(sustained));
+    for (const row of sustained.filter((each) => each.load.firstError)) {
+      console.log(`!!! ${row.mode}, ${row.viewers} viewers: ${row.load.packetErrors} packets and ${row.load.heartbeatErrors} heartbeats failed; the first: ${row.load.firstError}`);
+    }
     const main = sustained[0]!;
     console.log(`\nissue 15's targets, on the first row (the issue's case is 50 viewers, 1,000 threads, 20 packets/s + 50 heartbeats/s, 60 s; this run: ${main.viewers}, ${settings.threads}, ${settings.packetsPerSecond} + ${settings.heartbeatsPerSecond}, ${main.seconds} s):`);
     printTargets(checks);
