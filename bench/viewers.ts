@@ -19,7 +19,8 @@
  *    every board p50/p95/max and how many never arrived, ingest and heartbeat p50/p99, bytes per
  *    viewer per event, RSS. Then the old behaviour beside it at BENCH_REFETCH_VIEWERS viewers for
  *    BENCH_REFETCH_SECONDS (it saturates the server long before 50 viewers), and deltas at that
- *    same count and length. The first row is checked against issue 15's targets (PASS/MISS).
+ *    same count and length, and the same load with no viewer at all. The first row is checked
+ *    against issue 15's targets (PASS/MISS).
  *
  * With BENCH_INSTANCES=N the server is N production servers instead (`next start`, built into
  * .next-bench when stale; N > 1 needs PostgreSQL), the HTTP viewers split between them, plus
@@ -100,6 +101,8 @@ function settingsFromEnv() {
 function sustainedPlans(settings: ReturnType<typeof settingsFromEnv>): SustainedRowPlan[] {
   if (settings.seconds === 0) return [];
   const plans: SustainedRowPlan[] = [{ mode: "delta", viewers: settings.sustainedViewers, browsers: settings.browsers, seconds: settings.seconds, note: "" }];
+  // The same load with no board open: what the viewers add to ingest, in the same run.
+  plans.push({ mode: "delta", viewers: 0, browsers: 0, seconds: settings.refetchSeconds, note: "no viewers: baseline" });
   if (settings.refetchViewers === 0) return plans;
   const note = `old behaviour saturates: ${settings.refetchViewers} viewers, ${settings.refetchSeconds} s`;
   const small = { viewers: settings.refetchViewers, browsers: 0, seconds: settings.refetchSeconds };
