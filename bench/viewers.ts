@@ -1,261 +1,257 @@
 /**
- * bench:viewers: what each open board costs the server per ledger event, when every viewer
- * refetches the whole board (the old behaviour) and when the server sends the changed cards
- * once over the stream (board deltas, docs/decisions/064-board-deltas.md), in the same run.
+ * bench:viewers: what open boards cost the server, when every viewer refetches the whole board
+ * on each ledger event (the old behaviour) and when the server sends the changed cards once
+ * over the stream (board deltas, docs/decisions/064-board-deltas.md), in the same run.
  *
- * This process is the server: the real route handlers of GET /api/v1/stream and
- * GET /api/v1/board behind node:http, on a fresh SQLite file (or with DATABASE_URL=postgresql://...
- * a database of the run's own, dropped at the end) seeded through the ingest path with
- * BENCH_THREADS active threads (bench/lib/board-packets.ts). The viewers run in a child
- * process (bench/lib/viewer-clients.ts), one token each, so their work is not counted here.
- * For each count in BENCH_VIEWERS and each mode, BENCH_PACKETS packets are ingested one
- * after another, each once every viewer's board shows the previous one's next_action, and
- * it prints: this process's CPU per event (ingest and everything the viewers make it do; on
- * PostgreSQL the database's own processes are not counted), the time from a packet's 201
- * until every viewer's board shows its next_action (p50/p95/max, and how many never did
- * within 10 s), and the bytes each viewer received per event; ratios are delta / refetch.
+ * This process is the server: the real route handlers of GET /api/v1/stream, GET /api/v1/board,
+ * POST /api/v1/packets and POST /api/v1/threads/{key}/events behind node:http, on a fresh SQLite
+ * file (or with DATABASE_URL=postgresql://... a database of the run's own, dropped at the end)
+ * seeded through the ingest path with BENCH_THREADS active threads (bench/lib/board-packets.ts).
+ * The viewers, and the sustained load, run in a child process (bench/lib/viewer-clients.ts),
+ * one token each, so their work is not counted here. Two phases:
  *
- * Env: BENCH_THREADS (1000), BENCH_VIEWERS (1,10,50,200), BENCH_PACKETS (5), BENCH_SEED_CHUNK (256 packets
- * ingested at once while seeding; the PostgreSQL figures in docs/performance.md used 16).
+ * 1. One at a time (bench/lib/one-at-a-time.ts): for each count in BENCH_VIEWERS and each mode,
+ *    BENCH_PACKETS packets ingested one after another; CPU per event, 201 to every board,
+ *    bytes per viewer per event.
+ * 2. Sustained (bench/lib/sustained.ts): BENCH_SUSTAINED_VIEWERS delta viewers while
+ *    BENCH_PACKET_RATE packets/s and BENCH_HEARTBEAT_RATE heartbeats/s are sent open-loop for
+ *    BENCH_SECONDS over HTTP; server CPU in cores (plus the run's PostgreSQL backends), 201 to
+ *    every board p50/p95/max and how many never arrived, ingest and heartbeat p50/p99, bytes per
+ *    viewer per event, RSS. Then the old behaviour beside it at BENCH_REFETCH_VIEWERS viewers for
+ *    BENCH_REFETCH_SECONDS (it saturates the server long before 50 viewers), and deltas at that
+ *    same count and length, and the same load with no viewer at all. The first row is checked
+ *    against issue 15's targets (PASS/MISS).
+ *
+ * With BENCH_INSTANCES=N the server is N production servers instead (`next start`, built into
+ * .next-bench when stale; N > 1 needs PostgreSQL), the HTTP viewers split between them, plus
+ * BENCH_BROWSERS (2) Chromium pages of the real board, signed in, filtered to a project of
+ * BROWSER_THREADS threads of their own (every card in the DOM: the columns are virtualised),
+ * to which every BROWSER_EVERY-th packet goes; their DOM is checked for its next_action. CPU
+ * and RSS are then the servers' processes'; phase 1 is skipped (it ingests in this process).
+ *
+ * Results: printed, and bench/results/viewers-latest.json (one entry per database, the others kept).
+ * Env: BENCH_THREADS (1000), BENCH_VIEWERS (1,10,50,200; 0 skips phase 1), BENCH_PACKETS (5),
+ * BENCH_SUSTAINED_VIEWERS (50), BENCH_SECONDS (60; 0 skips phase 2), BENCH_PACKET_RATE (20),
+ * BENCH_HEARTBEAT_RATE (50), BENCH_REFETCH_VIEWERS (5; 0 skips the old behaviour),
+ * BENCH_REFETCH_SECONDS (20), BENCH_SEED_CHUNK (256 packets ingested at once while seeding; the
+ * PostgreSQL figures in docs/performance.md used 16), BENCH_INSTANCES (0: in-process),
+ * BENCH_BROWSERS (2 with BENCH_INSTANCES), BENCH_PORT (3600: the first instance's port).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
+import { existsSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { boardPackets, type BoardPlan } from "./lib/board-packets";
-import { chooseDatabase, cleanUpDatabase } from "./lib/server";
-import { fixed, formatTable, positiveNumber } from "./lib/report";
-import type { FromViewers, ToViewers, ViewerMode } from "./lib/viewer-clients";
+import { chooseDatabase, cleanUpDatabase, ROOT, SetupError } from "./lib/server";
+import { fixed, gitRevision, portFromEnv, positiveNumber, writeJson } from "./lib/report";
+import { startViewers, withoutNul } from "./lib/viewer-server";
+import { inProcessServer, nextServers, type ServerUnderTest } from "./lib/viewer-target";
+import { measureOneAtATime, oneAtATimeTable, type OneAtATimeRow } from "./lib/one-at-a-time";
+import { percentile, printTargets, runSustainedRow, settleServer, sustainedTable, targetChecks, bytesPerViewerEvent, totalCores, viewersOn, type SustainedRow, type SustainedRowPlan } from "./lib/sustained";
+import type { ViewerMode } from "./lib/viewer-clients";
 import { resetConfig } from "../lib/server/config";
 import { closeDatabase } from "../lib/db/client";
 import { migrateDatabase } from "../lib/db/migrate/index";
 import { ingestPacket } from "../lib/ingest/ingest";
 import { createApiToken } from "../lib/auth/tokens";
-import { openStreamCount } from "../lib/events/ledger-stream";
-import { boardDeltasComputed } from "../lib/board/board-delta";
-import { GET as streamRoute } from "../app/api/v1/stream/route";
-import { GET as boardRoute } from "../app/api/v1/board/route";
 
 const SEED_CHUNK = Number(process.env.BENCH_SEED_CHUNK ?? 256);
 const NEVER_AFTER_MS = 10_000;
 const MODES: ViewerMode[] = ["refetch", "delta"];
+const RESULTS_FILE = path.join(ROOT, "bench", "results", "viewers-latest.json");
+const BROWSER_PROJECT = "bench/watched";
+const BROWSER_THREADS = 4;
+const BROWSER_EVERY = 10;
+
+/** A non-negative integer from the environment (0 turns a phase off). */
+function countFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === "0") return 0;
+  return positiveNumber(name, fallback, true);
+}
 
 function viewerCountsFromEnv(): number[] {
+  if (process.env.BENCH_VIEWERS === "0") return [];
   const counts = (process.env.BENCH_VIEWERS ?? "1,10,50,200").split(",").map(Number);
-  if (counts.some((count) => !Number.isInteger(count) || count < 1)) throw new Error("BENCH_VIEWERS must be positive integers, e.g. 1,10,50,200");
+  if (counts.some((count) => !Number.isInteger(count) || count < 1)) throw new Error("BENCH_VIEWERS must be positive integers, e.g. 1,10,50,200 (or 0)");
   return counts;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const cpuMs = () => {
-  const usage = process.cpuUsage();
-  return (usage.user + usage.system) / 1000;
-};
-
-/** The two routes the board page uses, served by their real handlers. */
-function serveRoutes(): Promise<{ base: string; close: () => Promise<void> }> {
-  const server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
-    void (async () => {
-      const url = new URL(incoming.url ?? "/", `http://${incoming.headers.host}`);
-      const route = url.pathname === "/api/v1/stream" ? streamRoute : url.pathname === "/api/v1/board" ? boardRoute : null;
-      if (!route) {
-        outgoing.writeHead(404).end();
-        return;
-      }
-      const abort = new AbortController();
-      outgoing.on("close", () => abort.abort());
-      const headers = Object.entries(incoming.headers).flatMap(([name, value]) => (typeof value === "string" ? [[name, value] as [string, string]] : []));
-      const response = await route(new Request(url, { headers, signal: abort.signal }));
-      outgoing.writeHead(response.status, Object.fromEntries(response.headers));
-      if (response.body) {
-        try {
-          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) outgoing.write(chunk);
-        } catch {
-          // The viewer went away.
-        }
-      }
-      outgoing.end();
-    })().catch((error: unknown) => {
-      console.error("bench: route failed", error);
-      outgoing.destroy();
-    });
-  });
-  // Longer than any pause between rows: a viewer's kept-alive connection is never closed under its next request.
-  server.keepAliveTimeout = 120_000;
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({ base: `http://127.0.0.1:${port}`, close: () => new Promise((done) => (server.closeAllConnections(), server.close(() => done()))) });
-    }),
-  );
-}
-
-/** The viewers' process, and a way to ask it something and await its answer. */
-function startViewers(): { ask: (message: ToViewers) => Promise<FromViewers>; stop: () => void } {
-  const script = fileURLToPath(new URL("./lib/viewer-clients.ts", import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", script], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const waiting: ((message: FromViewers) => void)[] = [];
-  child.on("message", (message: FromViewers) => waiting.shift()?.(message));
-  child.on("exit", (code) => {
-    if (code) throw new Error(`bench: the viewers' process exited with ${code}`);
-  });
+function settingsFromEnv() {
+  const seconds = countFromEnv("BENCH_SECONDS", 60);
+  const instances = countFromEnv("BENCH_INSTANCES", 0);
   return {
-    ask: (message) =>
-      new Promise((resolve) => {
-        waiting.push(resolve);
-        child.send(message);
-      }),
-    stop: () => child.kill(),
+    instances,
+    browsers: instances ? countFromEnv("BENCH_BROWSERS", 2) : 0,
+    port: portFromEnv(3600),
+    threads: positiveNumber("BENCH_THREADS", 1000, true),
+    // Phase 1 ingests in this process: with production servers its CPU would not be theirs.
+    oneAtATimeViewers: instances ? [] : viewerCountsFromEnv(),
+    packets: positiveNumber("BENCH_PACKETS", 5, true),
+    sustainedViewers: positiveNumber("BENCH_SUSTAINED_VIEWERS", 50, true),
+    seconds,
+    packetsPerSecond: positiveNumber("BENCH_PACKET_RATE", 20, false),
+    heartbeatsPerSecond: positiveNumber("BENCH_HEARTBEAT_RATE", 50, false),
+    refetchViewers: countFromEnv("BENCH_REFETCH_VIEWERS", 5),
+    refetchSeconds: Math.min(seconds, positiveNumber("BENCH_REFETCH_SECONDS", 20, true)),
   };
 }
 
-/** Waits until refetches still under way (past the 10 s wait) are done: the next row starts on an idle server. */
-async function settle(): Promise<void> {
-  for (;;) {
-    const before = cpuMs();
-    await sleep(500);
-    if (cpuMs() - before < 50) return;
-  }
+/** The sustained rows: the issue's case with deltas, then the old behaviour and deltas at a count the old behaviour can bear. */
+function sustainedPlans(settings: ReturnType<typeof settingsFromEnv>): SustainedRowPlan[] {
+  if (settings.seconds === 0) return [];
+  const plans: SustainedRowPlan[] = [{ mode: "delta", viewers: settings.sustainedViewers, browsers: settings.browsers, seconds: settings.seconds, note: "" }];
+  // The same load with no board open: what the viewers add to ingest, in the same run.
+  plans.push({ mode: "delta", viewers: 0, browsers: 0, seconds: settings.refetchSeconds, note: "no viewers: baseline" });
+  if (settings.refetchViewers === 0) return plans;
+  const note = `old behaviour saturates: ${settings.refetchViewers} viewers, ${settings.refetchSeconds} s`;
+  const small = { viewers: settings.refetchViewers, browsers: 0, seconds: settings.refetchSeconds };
+  plans.push({ mode: "refetch", ...small, note }, { mode: "delta", ...small, note: "same as the refetch row" });
+  return plans;
 }
 
-/**
- * PostgreSQL cannot store U+0000 in text and the board's packets carry it among their hostile
- * characters (storing them there fails, as in bench:heartbeats): on PostgreSQL they are dropped.
- */
-function withoutNul<P extends { body: Record<string, unknown> }>(packet: P, dialect: "sqlite" | "postgresql"): P {
-  if (dialect === "sqlite") return packet;
-  return { ...packet, body: JSON.parse(JSON.stringify(packet.body).replaceAll("\\u0000", "")) as Record<string, unknown> };
-}
-
-interface Row {
-  viewers: number;
-  mode: ViewerMode;
-  cpuPerEvent: number;
-  latencies: number[];
-  never: number;
-  bytesPerViewer: number;
-  computed: number;
-}
-
-async function measure(
-  ask: (message: ToViewers) => Promise<FromViewers>,
-  viewers: number,
-  mode: ViewerMode,
-  keys: string[],
-  packets: number,
-  serial: { next: number },
-): Promise<Row> {
-  const send = async (record: boolean) => {
-    const key = keys[(serial.next * 7919) % keys.length]!;
-    const nextAction = `bench next action ${serial.next++}`;
-    await ask({ type: "expect", key, nextAction });
-    await ingestPacket({ thread: key, summary: "bench:viewers packet", next_action: nextAction }, { kind: "cli", actor: "bench" });
-    const posted = performance.timeOrigin + performance.now();
-    const deadline = Date.now() + NEVER_AFTER_MS;
-    for (;;) {
-      const report = (await ask({ type: "report" })) as Extract<FromViewers, { type: "seen" }>;
-      if (report.at.every((at) => at !== null) || Date.now() > deadline) {
-        if (!record) return null;
-        return { latencies: report.at.flatMap((at) => (at === null ? [] : [at - posted])), never: report.at.filter((at) => at === null).length, bytes: report.bytes };
-      }
-      await sleep(10);
-    }
-  };
-  await send(false); // warm-up: caches, the first delta
-  const computedBefore = boardDeltasComputed();
-  const cpuBefore = cpuMs();
-  const latencies: number[] = [];
-  let never = 0;
-  let bytes = 0;
-  for (let packet = 0; packet < packets; packet++) {
-    const result = (await send(true))!;
-    latencies.push(...result.latencies);
-    never += result.never;
-    bytes += result.bytes.reduce((sum, each) => sum + each, 0);
-  }
-  const cpu = cpuMs() - cpuBefore;
-  return {
-    viewers,
-    mode,
-    cpuPerEvent: cpu / packets,
-    latencies: latencies.sort((a, b) => a - b),
-    never,
-    bytesPerViewer: bytes / packets / viewers,
-    computed: (boardDeltasComputed() - computedBefore) / packets,
-  };
-}
+const summary = (row: SustainedRow) => ({
+  mode: row.mode,
+  viewers: row.viewers,
+  chromium_viewers: row.browsers,
+  chromium_cards: row.browserCards,
+  chromium_to_dom_ms: row.browsers ? { p50: percentile(row.load.browserLatencies, 50), p95: percentile(row.load.browserLatencies, 95), max: row.load.browserLatencies.at(-1) ?? null, never: row.load.browserNever } : null,
+  seconds: row.seconds,
+  note: row.note,
+  packets_per_second: row.packetsPerSecond,
+  heartbeats_per_second: row.heartbeatsPerSecond,
+  sent: { packets: row.load.packets, heartbeats: row.load.heartbeats, packet_errors: row.load.packetErrors, heartbeat_errors: row.load.heartbeatErrors, first_error: row.load.firstError, sender_lag_ms_max: row.load.maxLagMs },
+  cpu_cores: { total: totalCores(row), server: row.serverCores, database_backends: row.databaseCores, viewers_and_sender: row.clientCores, other_processes: row.otherCores },
+  ingest_ms: { p50: percentile(row.load.ingestMs, 50), p99: percentile(row.load.ingestMs, 99) },
+  heartbeat_ms: { p50: percentile(row.load.heartbeatMs, 50), p99: percentile(row.load.heartbeatMs, 99) },
+  sent_to_every_board_ms: { p50: percentile(row.load.fromSend, 50), p95: percentile(row.load.fromSend, 95) },
+  to_every_board_ms: { p50: percentile(row.load.latencies, 50), p95: percentile(row.load.latencies, 95), max: row.load.latencies.at(-1) ?? null, never: row.load.never, of: row.load.latencies.length + row.load.never },
+  bytes_per_viewer_per_event: bytesPerViewerEvent(row),
+  rss_mib_max: row.rssMiB,
+});
 
 async function main() {
-  const threads = positiveNumber("BENCH_THREADS", 1000, true);
-  const packets = positiveNumber("BENCH_PACKETS", 5, true);
-  const counts = viewerCountsFromEnv();
+  const settings = settingsFromEnv();
+  const loadBefore = os.loadavg();
   const runId = Date.now().toString(36);
+  if (settings.instances > 1 && !(process.env.DATABASE_URL ?? "").startsWith("postgres")) {
+    throw new SetupError("BENCH_INSTANCES above 1 needs DATABASE_URL=postgresql://... (instances share a PostgreSQL database, not a SQLite file)");
+  }
   const db = await chooseDatabase(runId, false);
   process.env.DATABASE_URL = db.url;
   // One token per viewer, as many people would have; the rate limit is off so that the old behaviour is measured, not refused.
   process.env.BATON_RATE_LIMIT_PER_MINUTE ??= "0";
   resetConfig();
-  const routes = await serveRoutes();
+  let server: ServerUnderTest | null = null;
   const viewersProcess = startViewers();
-  const rows: Row[] = [];
+  const oneAtATime: OneAtATimeRow[] = [];
+  const sustained: SustainedRow[] = [];
   try {
     await migrateDatabase(db.url);
-    const plan: BoardPlan = { runId, threads, versions: 1, nowMs: Date.now() };
+    const plan: BoardPlan = { runId, threads: settings.threads, versions: 1, nowMs: Date.now() };
     const board = boardPackets(plan);
     const keys: string[] = [];
     const t0 = performance.now();
-    for (let at = 0; at < threads; at += SEED_CHUNK) {
-      const chunk = Array.from({ length: Math.min(SEED_CHUNK, threads - at) }, (_, i) => withoutNul(board.packet(at + i, 0), db.dialect));
+    for (let at = 0; at < settings.threads; at += SEED_CHUNK) {
+      const chunk = Array.from({ length: Math.min(SEED_CHUNK, settings.threads - at) }, (_, i) => withoutNul(board.packet(at + i, 0), db.dialect));
       await Promise.all(chunk.map((packet) => ingestPacket(packet.body, { kind: "cli", actor: "bench" }, packet.receivedAt)));
       keys.push(...chunk.map((packet) => packet.body.thread as string));
     }
-    console.log(`bench: ${threads} threads seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s (${db.description})`);
-    const tokens = await Promise.all(Array.from({ length: Math.max(...counts) }, (_, i) => createApiToken(`viewer-${i}`, ["packets:read"]).then((made) => made.token)));
+    const browserKeys: string[] = [];
+    for (let i = 0; i < BROWSER_THREADS; i++) {
+      const key = `${BROWSER_PROJECT}-${i}`;
+      await ingestPacket({ thread: key, project: BROWSER_PROJECT, summary: "bench:viewers thread the Chromium viewers watch", next_action: "bench seeded" }, { kind: "cli", actor: "bench" });
+      browserKeys.push(key);
+    }
+    server = settings.instances ? await nextServers(settings.instances, settings.port, db.url) : await inProcessServer();
+    console.log(`bench: server: ${server.what}`);
+    console.log(`bench: ${settings.threads} threads seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s (${db.description})`);
+    const most = Math.max(1, settings.sustainedViewers, settings.refetchViewers, ...settings.oneAtATimeViewers);
+    const tokens = await Promise.all(Array.from({ length: most }, (_, i) => createApiToken(`viewer-${i}`, ["packets:read"]).then((made) => made.token)));
     const serial = { next: 0 };
-    for (const viewers of counts) {
+    for (const viewers of settings.oneAtATimeViewers) {
       for (const mode of MODES) {
-        await viewersProcess.ask({ type: "open", base: routes.base, tokens: tokens.slice(0, viewers), mode });
-        const row = await measure(viewersProcess.ask, viewers, mode, keys, packets, serial);
-        rows.push(row);
+        await viewersProcess.ask({ type: "open", viewers: viewersOn(server, tokens.slice(0, viewers)), mode, browsers: [], browserKeys: [] });
+        const row = await measureOneAtATime(viewersProcess.ask, viewers, mode, keys, settings.packets, serial, NEVER_AFTER_MS);
+        oneAtATime.push(row);
         await viewersProcess.ask({ type: "close" });
-        while (openStreamCount() > 0) await sleep(20);
-        await settle();
+        await settleServer(server);
         console.log(`bench: ${viewers} viewers, ${mode}: ${fixed(row.cpuPerEvent, 1)} ms CPU per event`);
       }
     }
+    const plans = sustainedPlans(settings);
+    if (plans.length) {
+      const context = {
+        ask: viewersProcess.ask,
+        viewersPid: viewersProcess.pid,
+        server,
+        viewerTokens: tokens,
+        browserPath: `/?project=${encodeURIComponent(BROWSER_PROJECT)}`,
+        browserKeys,
+        browserProject: BROWSER_PROJECT,
+        browserEvery: BROWSER_EVERY,
+        packetToken: (await createApiToken("bench-agents", ["packets:write"])).token,
+        heartbeatToken: (await createApiToken("bench-sessions", ["events:write"])).token,
+        keys,
+        database: db,
+        packetsPerSecond: settings.packetsPerSecond,
+        heartbeatsPerSecond: settings.heartbeatsPerSecond,
+        neverAfterMs: NEVER_AFTER_MS,
+        serial,
+      };
+      // Warm-up, not reported: the HTTP routes' first calls, the sessions' first heartbeats.
+      await runSustainedRow(context, { mode: "delta", viewers: 1, browsers: 0, seconds: Math.min(3, settings.seconds), note: "warm-up" });
+      for (const each of plans) sustained.push(await runSustainedRow(context, each));
+    }
   } finally {
     viewersProcess.stop();
-    await routes.close();
+    await server?.stop();
     // On PostgreSQL the live feed keeps its connection 30 s after its last stream (lib/events/ledger-feed.ts): the database is dropped after it.
-    if (db.dialect === "postgresql") await sleep(31_000);
+    if (db.dialect === "postgresql") await sleepMs(31_000);
     await closeDatabase();
     await cleanUpDatabase(db);
   }
-  const baseline = new Map(rows.filter((row) => row.mode === "refetch").map((row) => [row.viewers, row]));
-  const table = rows.map((row) => {
-    const base = baseline.get(row.viewers)!;
-    return [
-      String(row.viewers),
-      row.mode,
-      fixed(row.cpuPerEvent, 1),
-      fixed(row.cpuPerEvent / base.cpuPerEvent, 3),
-      `${fixed(percentile(row.latencies, 50), 0)} / ${fixed(percentile(row.latencies, 95), 0)} / ${fixed(row.latencies.at(-1) ?? NaN, 0)}`,
-      String(row.never),
-      fixed(row.bytesPerViewer / 1024, 1),
-      fixed(row.bytesPerViewer / base.bytesPerViewer, 4),
-      row.mode === "delta" ? fixed(row.computed, 1) : "-",
-    ];
+  const loadAfter = os.loadavg();
+  const serverWhat = server?.what ?? "no server";
+  const loads = `load average ${loadBefore.map((x) => x.toFixed(1)).join(" ")} at start, ${loadAfter.map((x) => x.toFixed(1)).join(" ")} at end, ${os.cpus().length} CPUs`;
+  if (oneAtATime.length) {
+    console.log(`\nviewers x events, ${settings.threads} active threads, ${settings.packets} packets per row, one at a time, ${db.dialect}:`);
+    console.log(oneAtATimeTable(oneAtATime));
+  }
+  const checks = sustained.length ? targetChecks(sustained[0]!) : [];
+  if (sustained.length) {
+    console.log(
+      `\nsustained, ${settings.threads} active threads, ${settings.packetsPerSecond} packets/s + ${settings.heartbeatsPerSecond} heartbeats/s sent open-loop over HTTP, ${db.dialect}` +
+        ` on ${serverWhat} (CPU and RSS: the server's processes${db.dialect === "postgresql" ? ", CPU plus the run's database backends, shown in brackets" : ", SQLite included"}; an event is a packet or a heartbeat; never: viewer-packets not shown within ${NEVER_AFTER_MS / 1000} s):`,
+    );
+    console.log(sustainedTable(sustained));
+    for (const row of sustained.filter((each) => each.load.firstError)) {
+      console.log(`!!! ${row.mode}, ${row.viewers} viewers: ${row.load.packetErrors} packets and ${row.load.heartbeatErrors} heartbeats failed; the first: ${row.load.firstError}`);
+    }
+    const main = sustained[0]!;
+    console.log(`\nissue 15's targets, on the first row (the issue's case is 50 viewers, 1,000 threads, 20 packets/s + 50 heartbeats/s, 60 s; this run: ${main.viewers}, ${settings.threads}, ${settings.packetsPerSecond} + ${settings.heartbeatsPerSecond}, ${main.seconds} s):`);
+    printTargets(checks);
+  }
+  console.log(`\n${loads}`);
+  const previous = existsSync(RESULTS_FILE) ? (JSON.parse(readFileSync(RESULTS_FILE, "utf8")) as Record<string, unknown>) : {};
+  writeJson(RESULTS_FILE, {
+    ...previous,
+    [db.dialect]: {
+      finished_at: new Date().toISOString(),
+      revision: gitRevision(),
+      machine: { cpus: os.cpus().length, node: process.version, load_avg_before: loadBefore, load_avg_after: loadAfter },
+      database: db.description,
+      server: server?.what ?? null,
+      settings,
+      one_at_a_time: oneAtATime.map((row) => ({ ...row, latencies: undefined, p50: percentile(row.latencies, 50), p95: percentile(row.latencies, 95), max: row.latencies.at(-1) ?? null })),
+      sustained: sustained.map(summary),
+      targets: checks,
+    },
   });
-  console.log(`\nviewers x events, ${threads} active threads, ${packets} packets per row, one at a time, ${db.dialect}:`);
-  console.log(
-    formatTable(
-      ["viewers", "mode", "server CPU ms/event", "vs refetch", "201 to every board ms p50 / p95 / max", "never", "KB/viewer/event", "vs refetch", "deltas computed/event"],
-      table,
-    ),
-  );
+  console.log(`results: ${path.relative(ROOT, RESULTS_FILE)}`);
 }
+
+const sleepMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 main().then(
   () => process.exit(0),

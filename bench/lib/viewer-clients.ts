@@ -3,33 +3,38 @@
  * the server's. Each viewer behaves as the board page does over HTTP: it follows
  * GET /api/v1/stream and, in "refetch" mode, fetches GET /api/v1/board when a ledger event
  * arrives (with If-None-Match, as the page does); in "delta" mode it asks the stream for board
- * deltas (`?board=`) and reads the changed card from them. Driven over IPC by bench/viewers.ts.
+ * deltas (`?board=`) and reads the changed cards from them. Each viewer notes when its board
+ * first shows each watched next_action. Driven over IPC by bench/viewers.ts; the sustained
+ * load (packets and heartbeats sent open-loop) is sent from here too (./sustained-load.ts).
  */
+import { runSustainedLoad, type LoadRequest, type LoadResult } from "./sustained-load";
+import { BrowserViewer, closeBrowser, type BrowserViewerPlan } from "./browser-viewers";
 
 export type ViewerMode = "refetch" | "delta";
 
 export type ToViewers =
-  | { type: "open"; base: string; tokens: string[]; mode: ViewerMode }
+  | { type: "open"; viewers: { base: string; token: string }[]; mode: ViewerMode; browsers: BrowserViewerPlan[]; browserKeys: string[] }
   | { type: "expect"; key: string; nextAction: string }
   | { type: "report" }
+  | ({ type: "load" } & LoadRequest)
   | { type: "close" };
 
 export type FromViewers =
   /** Done: the viewers are open (after `open`), expecting (after `expect`), closed (after `close`). */
-  | { type: "done" }
-  | { type: "seen"; /** Per viewer: the wall clock (ms) when its board showed the next action, or null if it never did. */ at: (number | null)[]; /** Per viewer: bytes received since the last `expect`. */ bytes: number[] };
+  | { type: "done"; /** After `open`: the cards each Chromium viewer's board showed. */ browserCards?: number[] }
+  | { type: "seen"; /** Per viewer: the wall clock (ms) when its board showed the next action, or null if it never did. */ at: (number | null)[]; /** Per viewer: bytes received since the last `expect`. */ bytes: number[] }
+  | ({ type: "loaded" } & LoadResult);
 
-const wallClock = () => performance.timeOrigin + performance.now();
+export const wallClock = () => performance.timeOrigin + performance.now();
 
-interface Expected {
-  key: string;
-  nextAction: string;
-}
+/** The next actions the viewers look for, each with its thread's key. */
+export const watched = new Map<string, string>();
 
-class Viewer {
+export class Viewer {
+  readonly kind = "http";
   bytes = 0;
-  seenAt: number | null = null;
-  expected: Expected | null = null;
+  /** Watched next action -> the wall clock when this board first showed it. */
+  readonly seen = new Map<string, number>();
   private etag: string | null = null;
   private fetching: Promise<void> | null = null;
   private refetchAgain = false;
@@ -41,6 +46,10 @@ class Viewer {
     private readonly token: string,
     private readonly mode: ViewerMode,
   ) {}
+
+  wants(): boolean {
+    return true;
+  }
 
   open(): void {
     this.ready = new Promise((resolve, reject) => void this.follow(resolve).catch(reject));
@@ -72,15 +81,14 @@ class Viewer {
     }
   }
 
-  private shows(text: string): boolean {
-    return this.expected !== null && text.includes(JSON.stringify(this.expected.nextAction));
-  }
-
   private readDelta(data: string): void {
-    if (this.seenAt !== null || !this.expected) return;
+    if (watched.size === 0) return;
     const delta = JSON.parse(data) as { upserts: { key: string; active_packet: { next_action: string | null } }[] };
-    const card = delta.upserts.find((each) => each.key === this.expected!.key);
-    if (card?.active_packet.next_action === this.expected.nextAction) this.seenAt = wallClock();
+    const at = wallClock();
+    for (const card of delta.upserts) {
+      const nextAction = card.active_packet.next_action;
+      if (nextAction !== null && watched.get(nextAction) === card.key && !this.seen.has(nextAction)) this.seen.set(nextAction, at);
+    }
   }
 
   /** As the page's throttled refresh: one fetch at a time, the last event always followed. */
@@ -99,7 +107,8 @@ class Viewer {
         this.bytes += Buffer.byteLength(text);
         if (response.status === 200) {
           this.etag = response.headers.get("etag");
-          if (this.seenAt === null && this.shows(text)) this.seenAt = wallClock();
+          const at = wallClock();
+          for (const nextAction of watched.keys()) if (!this.seen.has(nextAction) && text.includes(JSON.stringify(nextAction))) this.seen.set(nextAction, at);
         }
       } while (this.refetchAgain);
     })().finally(() => (this.fetching = null));
@@ -111,23 +120,36 @@ class Viewer {
 }
 
 let viewers: Viewer[] = [];
+let browserViewers: BrowserViewer[] = [];
+let expected: string | null = null;
 const reply = (message: FromViewers) => process.send!(message);
 
 process.on("message", (message: ToViewers) => {
   void (async () => {
     if (message.type === "open") {
-      viewers = message.tokens.map((token) => new Viewer(message.base, token, message.mode));
+      viewers = message.viewers.map(({ base, token }) => new Viewer(base, token, message.mode));
       for (const viewer of viewers) viewer.open();
       await Promise.all(viewers.map((viewer) => viewer.ready));
-      reply({ type: "done" });
+      browserViewers = message.browsers.map((plan) => new BrowserViewer(plan, new Set(message.browserKeys), watched));
+      for (const viewer of browserViewers) await viewer.open();
+      reply({ type: "done", browserCards: browserViewers.map((viewer) => viewer.cards) });
     } else if (message.type === "expect") {
-      for (const viewer of viewers) Object.assign(viewer, { expected: { key: message.key, nextAction: message.nextAction }, seenAt: null, bytes: 0 });
+      watched.clear();
+      watched.set(message.nextAction, message.key);
+      expected = message.nextAction;
+      for (const viewer of viewers) Object.assign(viewer, { bytes: 0 }).seen.clear();
       reply({ type: "done" });
     } else if (message.type === "report") {
-      reply({ type: "seen", at: viewers.map((viewer) => viewer.seenAt), bytes: viewers.map((viewer) => viewer.bytes) });
+      reply({ type: "seen", at: viewers.map((viewer) => viewer.seen.get(expected ?? "") ?? null), bytes: viewers.map((viewer) => viewer.bytes) });
+    } else if (message.type === "load") {
+      reply({ type: "loaded", ...(await runSustainedLoad(message, [...viewers, ...browserViewers], watched)) });
     } else {
       for (const viewer of viewers) viewer.close();
+      for (const viewer of browserViewers) await viewer.close();
+      if (browserViewers.length) await closeBrowser();
       viewers = [];
+      browserViewers = [];
+      watched.clear();
       reply({ type: "done" });
     }
   })().catch((error: unknown) => {

@@ -1,0 +1,182 @@
+/**
+ * The sustained load of bench:viewers, sent from the viewers' process: packets to
+ * POST /api/v1/packets and heartbeats to POST /api/v1/threads/{key}/events, each sent when due
+ * (open-loop: a slow answer does not delay the next request), and for each packet the time
+ * from its 201 until every viewer's board shows its next_action.
+ */
+
+/** A viewer as the load sees it: an HTTP one (./viewer-clients.ts) or a Chromium page (./browser-viewers.ts). */
+export interface WatchingViewer {
+  kind: "http" | "browser";
+  bytes: number;
+  seen: Map<string, number>;
+  /** Whether its board shows this thread (a Chromium viewer's board is filtered to a few). */
+  wants(key: string): boolean;
+}
+
+export interface LoadRequest {
+  /** One per server instance: packets and heartbeats go to them in turn. */
+  bases: string[];
+  packetToken: string;
+  heartbeatToken: string;
+  keys: string[];
+  /** The Chromium viewers' threads: every `browserEvery`th packet goes to one of them. */
+  browserKeys: string[];
+  /** Their project, which their packets keep (the Chromium boards are filtered to it). */
+  browserProject: string;
+  browserEvery: number;
+  packetsPerSecond: number;
+  heartbeatsPerSecond: number;
+  seconds: number;
+  /** Numbers the packets' next actions from here, so that no two rows share one. */
+  firstSerial: number;
+  /** A viewer whose board does not show a packet's next action this long after its 201 never does. */
+  neverAfterMs: number;
+}
+
+export interface LoadResult {
+  packets: number;
+  heartbeats: number;
+  /** Requests answered with another status than the route's success (201 for packets, 200 for heartbeats) or not answered. */
+  packetErrors: number;
+  heartbeatErrors: number;
+  firstError: string | null;
+  /** Request to answer, ms, sorted. */
+  ingestMs: number[];
+  heartbeatMs: number[];
+  /** Per viewer and packet: ms from the 201 until that board showed its next action (0 when it did before the 201 reached the sender), sorted. */
+  latencies: number[];
+  /** Viewer-packets whose next action that board never showed within neverAfterMs. */
+  never: number;
+  /** Per viewer and packet: ms from sending the packet until that board showed its next action, sorted. */
+  fromSend: number[];
+  /** The same for the Chromium viewers, over the packets sent to their threads. */
+  browserLatencies: number[];
+  browserNever: number;
+  /** Bytes all HTTP viewers received while the load was sent. */
+  bytes: number;
+  /** How late the sender was at most, ms: when large the load was not sent at the asked rate. */
+  maxLagMs: number;
+}
+
+const wallClock = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sortNumbers = (values: number[]) => values.sort((a, b) => a - b);
+
+export async function runSustainedLoad(request: LoadRequest, viewers: WatchingViewer[], watched: Map<string, string>): Promise<LoadResult> {
+  const { bases, keys } = request;
+  let turn = 0;
+  const nextBase = () => bases[turn++ % bases.length]!;
+  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, firstError: null, ingestMs: [], heartbeatMs: [], latencies: [], fromSend: [], never: 0, browserLatencies: [], browserNever: 0, bytes: 0, maxLagMs: 0 };
+  /** Next action -> the wall clock of its packet's sending and 201, and its thread. */
+  const posted = new Map<string, { sent: number; at: number; key: string }>();
+  const inFlight = new Set<Promise<void>>();
+  const fail = (message: string) => (result.firstError ??= message);
+
+  const timed = (path: string, token: string, body: unknown, ok: number, onDone: (ms: number, okay: boolean, sent: number) => void) => {
+    const sent = wallClock();
+    const begin = performance.now();
+    const job = fetch(`${nextBase()}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) })
+      .then(async (response) => {
+        const text = await response.text();
+        if (response.status !== ok) fail(`${path}: HTTP ${response.status}: ${text.slice(0, 200)}`);
+        onDone(performance.now() - begin, response.status === ok, sent);
+      })
+      .catch((error: unknown) => {
+        fail(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+        onDone(performance.now() - begin, false, sent);
+      });
+    inFlight.add(job);
+    void job.finally(() => inFlight.delete(job));
+  };
+
+  const sendPacket = (serial: number) => {
+    const toBrowsers = request.browserKeys.length > 0 && serial % request.browserEvery === 0;
+    const key = toBrowsers ? request.browserKeys[(serial / request.browserEvery) % request.browserKeys.length]! : keys[(serial * 7919) % keys.length]!;
+    const nextAction = `bench sustained next action ${serial}`;
+    watched.set(nextAction, key);
+    result.packets++;
+    const body = { thread: key, summary: "bench:viewers sustained packet", next_action: nextAction, ...(toBrowsers ? { project: request.browserProject } : {}) };
+    timed("/api/v1/packets", request.packetToken, body, 201, (ms, okay, sent) => {
+      result.ingestMs.push(ms);
+      if (okay) posted.set(nextAction, { sent, at: wallClock(), key });
+      else {
+        result.packetErrors++;
+        watched.delete(nextAction);
+      }
+    });
+  };
+
+  const sendHeartbeat = (serial: number) => {
+    const key = keys[(serial * 104_729) % keys.length]!;
+    result.heartbeats++;
+    timed(`/api/v1/threads/${encodeURIComponent(key)}/events`, request.heartbeatToken, { kind: "heartbeat", session_id: `bench-${serial % keys.length}` }, 200, (ms, okay) => {
+      result.heartbeatMs.push(ms);
+      if (!okay) result.heartbeatErrors++;
+    });
+  };
+
+  /** Settles the packets every board has shown, and those past the wait (all of them when `all`). */
+  const settle = (all: boolean) => {
+    const now = wallClock();
+    for (const [nextAction, { sent, at, key }] of posted) {
+      const showing = viewers.filter((viewer) => viewer.wants(key));
+      const complete = showing.every((viewer) => viewer.seen.has(nextAction));
+      if (!complete && !all && now - at < request.neverAfterMs) continue;
+      for (const viewer of showing) {
+        const seenAt = viewer.seen.get(nextAction);
+        const browser = viewer.kind === "browser";
+        if (seenAt === undefined) void (browser ? result.browserNever++ : result.never++);
+        else {
+          (browser ? result.browserLatencies : result.latencies).push(Math.max(0, seenAt - at));
+          if (!browser) result.fromSend.push(seenAt - sent);
+        }
+      }
+      posted.delete(nextAction);
+      watched.delete(nextAction);
+      for (const viewer of viewers) viewer.seen.delete(nextAction);
+    }
+  };
+
+  const viewerBytes = () => viewers.reduce((sum, viewer) => sum + viewer.bytes, 0);
+  const bytesBefore = viewerBytes();
+  const totalPackets = Math.round(request.packetsPerSecond * request.seconds);
+  const totalHeartbeats = Math.round(request.heartbeatsPerSecond * request.seconds);
+  const start = performance.now();
+  let packetsDue = 0;
+  let heartbeatsDue = 0;
+  let lastSettle = start;
+  while (packetsDue < totalPackets || heartbeatsDue < totalHeartbeats) {
+    const elapsed = (performance.now() - start) / 1000;
+    // Everything due by now is sent now; how late the oldest of them is shows whether the sender kept up.
+    while (packetsDue < totalPackets && packetsDue / request.packetsPerSecond <= elapsed) {
+      result.maxLagMs = Math.max(result.maxLagMs, elapsed * 1000 - (packetsDue / request.packetsPerSecond) * 1000);
+      sendPacket(request.firstSerial + packetsDue++);
+    }
+    while (heartbeatsDue < totalHeartbeats && heartbeatsDue / request.heartbeatsPerSecond <= elapsed) {
+      result.maxLagMs = Math.max(result.maxLagMs, elapsed * 1000 - (heartbeatsDue / request.heartbeatsPerSecond) * 1000);
+      sendHeartbeat(heartbeatsDue++);
+    }
+    if (performance.now() - lastSettle > 250) {
+      settle(false);
+      lastSettle = performance.now();
+    }
+    await sleep(2);
+  }
+  await sleep(Math.max(0, request.seconds * 1000 - (performance.now() - start)));
+  result.bytes = viewerBytes() - bytesBefore;
+  // The answers still under way, then the boards still catching up (each packet waits at most neverAfterMs).
+  while (inFlight.size > 0) await Promise.race(inFlight);
+  const drainEnd = wallClock() + request.neverAfterMs;
+  while (posted.size > 0 && wallClock() < drainEnd) {
+    settle(false);
+    await sleep(50);
+  }
+  settle(true);
+  sortNumbers(result.ingestMs);
+  sortNumbers(result.heartbeatMs);
+  sortNumbers(result.latencies);
+  sortNumbers(result.fromSend);
+  sortNumbers(result.browserLatencies);
+  return result;
+}

@@ -1,0 +1,187 @@
+/**
+ * The sustained phase of bench:viewers (server side): for each row, opens the viewers, has
+ * their process send packets and heartbeats open-loop for a while (./sustained-load.ts) and
+ * measures this process (the server) meanwhile: CPU in cores (on PostgreSQL plus the run's
+ * database backends), RSS; then prints the rows and the issue's targets.
+ */
+import { performance } from "node:perf_hooks";
+import { databaseCpu } from "./stats";
+import { cpuMs as processCpuMs, machineBusyMs, type BenchDatabase } from "./server";
+import { fixed, formatTable, verdict } from "./report";
+import type { AskViewers } from "./viewer-server";
+import type { FromViewers, ViewerMode } from "./viewer-clients";
+import type { LoadResult } from "./sustained-load";
+import type { ServerUnderTest } from "./viewer-target";
+
+export interface SustainedRowPlan {
+  mode: ViewerMode;
+  viewers: number;
+  /** Chromium pages besides the HTTP viewers (production servers only). */
+  browsers: number;
+  seconds: number;
+  /** Why this row differs from the main one, for the output. */
+  note: string;
+}
+
+export interface SustainedRow extends SustainedRowPlan {
+  packetsPerSecond: number;
+  heartbeatsPerSecond: number;
+  /** The server processes' CPU over the sending window, in cores. */
+  serverCores: number;
+  /** The run's PostgreSQL backends' CPU over the same window, in cores (null on SQLite: it runs in this process). */
+  databaseCores: number | null;
+  /** The viewers' and sender's process, in cores: it shares the machine with the server. */
+  clientCores: number;
+  /** Every other process on the machine, in cores (a shared machine starves the server). */
+  otherCores: number;
+  /** Highest RSS sampled during the window (all server processes together), MiB. */
+  rssMiB: number;
+  /** The cards each Chromium viewer's board showed when it opened. */
+  browserCards: number[];
+  load: LoadResult;
+}
+
+export interface SustainedContext {
+  ask: AskViewers;
+  /** The viewers' process. */
+  viewersPid: number;
+  server: ServerUnderTest;
+  viewerTokens: string[];
+  /** The Chromium viewers' page (the board filtered to their threads) and those threads. */
+  browserPath: string;
+  browserKeys: string[];
+  browserProject: string;
+  browserEvery: number;
+  packetToken: string;
+  heartbeatToken: string;
+  keys: string[];
+  database: BenchDatabase;
+  packetsPerSecond: number;
+  heartbeatsPerSecond: number;
+  neverAfterMs: number;
+  serial: { next: number };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+/** Waits until work still under way (refetches past the wait) is done: the next row starts on an idle server. */
+export async function settleServer(server: ServerUnderTest): Promise<void> {
+  while (server.openStreams() > 0) await sleep(20);
+  for (;;) {
+    const before = server.cpuMs();
+    await sleep(500);
+    if (server.cpuMs() - before < 50) return;
+  }
+}
+
+/** Viewer i watches instance i mod n: the viewers are split between the instances. */
+export const viewersOn = (server: ServerUnderTest, tokens: string[]) => tokens.map((token, i) => ({ base: server.bases[i % server.bases.length]!, token }));
+
+export async function runSustainedRow(context: SustainedContext, plan: SustainedRowPlan): Promise<SustainedRow> {
+  const { ask, server } = context;
+  const cookie = plan.browsers ? await server.session() : null;
+  const browsers = cookie ? Array.from({ length: plan.browsers }, (_, i) => ({ url: `${server.bases[i % server.bases.length]}${context.browserPath}`, cookie })) : [];
+  const opened = await ask({ type: "open", viewers: viewersOn(server, context.viewerTokens.slice(0, plan.viewers)), mode: plan.mode, browsers, browserKeys: context.browserKeys });
+  const browserCards = (opened.type === "done" && opened.browserCards) || [];
+  const firstSerial = context.serial.next;
+  context.serial.next += Math.round(context.packetsPerSecond * plan.seconds);
+  const database = await databaseCpu(context.database);
+  let rss = server.rssBytes();
+  const sampler = setInterval(() => (rss = Math.max(rss, server.rssBytes())), 500);
+  const cpuBefore = server.cpuMs();
+  const clientBefore = processCpuMs(context.viewersPid);
+  const machineBefore = machineBusyMs();
+  const started = performance.now();
+  const answer = ask({
+    type: "load",
+    bases: server.bases,
+    browserKeys: browsers.length ? context.browserKeys : [],
+    browserProject: context.browserProject,
+    browserEvery: context.browserEvery,
+    packetToken: context.packetToken,
+    heartbeatToken: context.heartbeatToken,
+    keys: context.keys,
+    packetsPerSecond: context.packetsPerSecond,
+    heartbeatsPerSecond: context.heartbeatsPerSecond,
+    seconds: plan.seconds,
+    firstSerial,
+    neverAfterMs: context.neverAfterMs,
+  });
+  await sleep(plan.seconds * 1000);
+  const window = performance.now() - started;
+  const serverCores = (server.cpuMs() - cpuBefore) / window;
+  const clientCores = (processCpuMs(context.viewersPid) - clientBefore) / window;
+  const machineCores = (machineBusyMs() - machineBefore) / window;
+  const databaseCores = database ? (await database.since()) / window : null;
+  const otherCores = Math.max(0, machineCores - serverCores - (databaseCores ?? 0) - clientCores);
+  clearInterval(sampler);
+  const load = (await answer) as Extract<FromViewers, { type: "loaded" }>;
+  await ask({ type: "close" });
+  await settleServer(server);
+  const row: SustainedRow = { ...plan, browserCards, packetsPerSecond: context.packetsPerSecond, heartbeatsPerSecond: context.heartbeatsPerSecond, serverCores, databaseCores, clientCores, otherCores, rssMiB: rss / 2 ** 20, load };
+  console.log(`bench: sustained ${plan.viewers} viewers, ${plan.mode}, ${plan.seconds} s: ${fixed(totalCores(row), 2)} cores, ${load.packets} packets, ${load.heartbeats} heartbeats`);
+  return row;
+}
+
+export const totalCores = (row: SustainedRow) => row.serverCores + (row.databaseCores ?? 0);
+/** Bytes each viewer received per event (a packet or a heartbeat sent) while the load was sent. */
+export const bytesPerViewerEvent = (row: SustainedRow): number => row.load.bytes / Math.max(1, row.viewers) / Math.max(1, row.load.packets + row.load.heartbeats);
+
+export function sustainedTable(rows: SustainedRow[]): string {
+  return formatTable(
+    ["mode", "viewers", "s", "sent pkt + hb", "errors", "CPU cores (db)", "ingest ms p50 / p99", "heartbeat ms p50 / p99", "201 to every board ms p50 / p95 / max", "never", "sent to every board ms p50 / p95", "KB/viewer/event", "RSS MiB", "sender lag ms", "viewers+sender cores", "other processes cores", "Chromium DOM ms p50 / p95 / max, never"],
+    rows.map((row) => {
+      const { load } = row;
+      const pairs = load.latencies.length + load.never;
+      return [
+        row.mode + (row.note ? ` (${row.note})` : ""),
+        `${row.viewers}${row.browsers ? ` + ${row.browsers} Chromium` : ""}`,
+        String(row.seconds),
+        `${load.packets} + ${load.heartbeats}`,
+        String(load.packetErrors + load.heartbeatErrors),
+        `${fixed(totalCores(row), 2)}${row.databaseCores === null ? "" : ` (${fixed(row.databaseCores, 2)})`}`,
+        `${fixed(percentile(load.ingestMs, 50), 0)} / ${fixed(percentile(load.ingestMs, 99), 0)}`,
+        `${fixed(percentile(load.heartbeatMs, 50), 0)} / ${fixed(percentile(load.heartbeatMs, 99), 0)}`,
+        `${fixed(percentile(load.latencies, 50), 0)} / ${fixed(percentile(load.latencies, 95), 0)} / ${fixed(load.latencies.at(-1) ?? NaN, 0)}`,
+        `${load.never} of ${pairs}`,
+        `${fixed(percentile(load.fromSend, 50), 0)} / ${fixed(percentile(load.fromSend, 95), 0)}`,
+        fixed(bytesPerViewerEvent(row) / 1024, 2),
+        fixed(row.rssMiB, 0),
+        fixed(load.maxLagMs, 0),
+        fixed(row.clientCores, 2),
+        fixed(row.otherCores, 2),
+        row.browsers
+          ? `${fixed(percentile(load.browserLatencies, 50), 0)} / ${fixed(percentile(load.browserLatencies, 95), 0)} / ${fixed(load.browserLatencies.at(-1) ?? NaN, 0)}, ${load.browserNever} of ${load.browserLatencies.length + load.browserNever}`
+          : "-",
+      ];
+    }),
+  );
+}
+
+export interface TargetCheck {
+  name: string;
+  target: string;
+  actual: string;
+  pass: boolean;
+}
+
+/** The issue's targets for the live board, checked on the main delta row. */
+export function targetChecks(row: SustainedRow): TargetCheck[] {
+  const { load } = row;
+  return [
+    { name: "server CPU", target: "< 1 core", actual: `${fixed(totalCores(row), 2)} cores`, pass: totalCores(row) < 1 },
+    { name: "201 to every board p95", target: "<= 1000 ms", actual: `${fixed(percentile(load.latencies, 95), 0)} ms`, pass: percentile(load.latencies, 95) <= 1000 },
+    { name: "next actions never shown", target: "0", actual: String(load.never), pass: load.never === 0 && load.latencies.length > 0 },
+    { name: "ingest p99", target: "< 200 ms", actual: `${fixed(percentile(load.ingestMs, 99), 0)} ms`, pass: percentile(load.ingestMs, 99) < 200 },
+    { name: "sent per viewer per event", target: "< 4 KB", actual: `${fixed(bytesPerViewerEvent(row) / 1024, 2)} KB`, pass: bytesPerViewerEvent(row) < 4096 },
+    ...(row.browsers
+      ? [{ name: "Chromium boards: every next action shown", target: "0 never", actual: `${load.browserNever} never of ${load.browserLatencies.length + load.browserNever}`, pass: load.browserNever === 0 && load.browserLatencies.length > 0 }]
+      : []),
+    { name: "requests failed", target: "0", actual: String(load.packetErrors + load.heartbeatErrors), pass: load.packetErrors + load.heartbeatErrors === 0 },
+  ];
+}
+
+export function printTargets(checks: TargetCheck[]): void {
+  for (const check of checks) console.log(`target ${check.name} ${check.target}: ${verdict(check.pass)} (${check.actual})`);
+}
