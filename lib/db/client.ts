@@ -66,12 +66,15 @@ const TRANSACTION_TIMEOUT_MS = 20_000;
 /**
  * Runs `work` in one transaction, retrying a busy database or a connection lost before
  * COMMIT until BATON_SQLITE_BUSY_TIMEOUT_MS, then 503. Every write goes through here; on
- * PostgreSQL it first takes the writers' advisory lock (docs/decisions/023-postgresql.md, 6).
+ * PostgreSQL it first takes the writers' advisory lock (docs/decisions/023-postgresql.md, 6),
+ * which keeps ledger rows committing in seq order. `ledger: false` is for a write that
+ * appends no ledger row and touches no row another writer reads and writes back (a
+ * heartbeat's last-session columns): it does not wait for the writers' turn.
  */
-export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { timeoutMs?: number } = {}): Promise<T> {
+export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { timeoutMs?: number; ledger?: boolean } = {}): Promise<T> {
   const db = await database();
   const serialised =
-    databaseDialect() === "postgresql"
+    databaseDialect() === "postgresql" && options.ledger !== false
       ? async (tx: Tx) => {
           await tx.$queryRaw`SELECT 1 AS "locked" FROM pg_advisory_xact_lock(${WRITE_LOCK_KEY})`;
           return work(tx);

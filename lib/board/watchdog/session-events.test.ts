@@ -3,7 +3,8 @@ import { fakeSecrets } from "@/testing/fake-secrets";
 import { POST } from "@/app/api/v1/threads/[key]/events/route";
 import { createApiToken } from "../../auth/tokens";
 import { loadBoard } from "../board";
-import { database } from "../../db/client";
+import { database, inTransaction } from "../../db/client";
+import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { ingestPacket } from "../../ingest/ingest";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { threadFiltersSchema } from "../../views/threads/filters";
@@ -205,5 +206,31 @@ describe("report times", () => {
     const answer = await post(key, { kind: "heartbeat", at: new Date(Date.now() - 31 * 60_000).toISOString() });
     expect(answer.status).toBe(400);
     expect(JSON.stringify(await answer.json())).toMatch(/at is more than 30 minutes before/);
+  });
+});
+
+describe("heartbeats and the writers' turn (PostgreSQL's advisory lock)", () => {
+  it.skipIf(!testsRunOnPostgresql())("a heartbeat that records nothing does not wait for a writer; one that records an event does", async () => {
+    const key = await threadWithPacket("writers-turn");
+    await expectAnswer(await post(key, { kind: "heartbeat" }), 200);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const holds = new Promise<void>((resolve) => (holding = resolve));
+    // Another writer holds the turn (an ingest commit taking long) until released.
+    const writer = inTransaction(async () => {
+      holding();
+      await held;
+    });
+    await holds;
+    const started = post(key, { kind: "session_started", session_id: "s-2" });
+    let startedDone = false;
+    void started.then(() => (startedDone = true));
+    const quiet = await expectAnswer(await post(key, { kind: "heartbeat", session_id: "s-2", note: "still going" }), 200);
+    expect([quiet.applied, quiet.recorded]).toEqual([true, false]);
+    expect(startedDone, "session_started waits for the writer's turn").toBe(false);
+    release();
+    await writer;
+    expect((await expectAnswer(await started, 200)).recorded).toBe(true);
   });
 });

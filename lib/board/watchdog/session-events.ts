@@ -85,6 +85,20 @@ interface ThreadRow {
   project: string | null;
 }
 
+/** The thread a session event is about: it must have a packet, and be of the reporting token's project. */
+async function activeThread(sql: SqlExecutor, threadKey: string, project: string | null | undefined): Promise<ThreadRow & { activeVersionId: string }> {
+  const [thread] = await sql.query<ThreadRow>(Prisma.sql`SELECT "id", "activeVersionId", "project" FROM "Thread" WHERE "key" = ${threadKey}`);
+  if (!thread?.activeVersionId) {
+    throw new BatonError(
+      "not_found",
+      `Thread "${threadKey}" was not found: session events belong to a thread that has a packet. Send the thread's first packet (POST /api/v1/packets) before its session events, and check the key.`,
+    );
+  }
+  const refused = project ? threadOutsideProject(threadKey, thread.project, project) : null;
+  if (refused) throw refused;
+  return { ...thread, activeVersionId: thread.activeVersionId };
+}
+
 /** Whether the thread's latest ledger event is a heartbeat from less than a minute before `at`. */
 async function heartbeatRecordedJustBefore(sql: SqlExecutor, threadKey: string, at: Date): Promise<boolean> {
   const [latest] = await sql.query<{ kind: string; at: string }>(
@@ -105,41 +119,40 @@ export async function recordSessionEvent(
 ): Promise<SessionEventResultDto> {
   const now = options.now ?? new Date();
   const at = reportTime(request, now);
-  const { applied, recorded } = await inTransaction(async (tx) => {
-    const sql = await sqlExecutor(tx);
-    const [thread] = await sql.query<ThreadRow>(Prisma.sql`SELECT "id", "activeVersionId", "project" FROM "Thread" WHERE "key" = ${threadKey}`);
-    if (!thread?.activeVersionId) {
-      throw new BatonError(
-        "not_found",
-        `Thread "${threadKey}" was not found: session events belong to a thread that has a packet. Send the thread's first packet (POST /api/v1/packets) before its session events, and check the key.`,
+  // Most heartbeats record no ledger event (one a minute per thread): they update the thread's
+  // last session without waiting for the writers' turn, which every packet takes (issue 15:
+  // 50 heartbeats/s queued behind it on PostgreSQL). The check is repeated in turn below.
+  const quiet = request.kind === "heartbeat" && (await heartbeatRecordedJustBefore(await sqlExecutor(), threadKey, at));
+  const { applied, recorded } = await inTransaction(
+    async (tx) => {
+      const sql = await sqlExecutor(tx);
+      const thread = await activeThread(sql, threadKey, options.project);
+      const changed = await tx.$executeRaw(
+        Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
+          WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
       );
-    }
-    const refused = options.project ? threadOutsideProject(threadKey, thread.project, options.project) : null;
-    if (refused) throw refused;
-    const changed = await tx.$executeRaw(
-      Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
-        WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
-    );
-    const record = request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at));
-    if (record) {
-      await appendLedgerEvents(
-        tx,
-        [
-          {
-            kind: request.kind,
-            threadKey,
-            versionId: thread.activeVersionId,
-            actor: options.actor,
-            // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
-            data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
-            at,
-          },
-        ],
-        now,
-      );
-    }
-    return { applied: changed === 1, recorded: record };
-  });
+      const record = !quiet && (request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at)));
+      if (record) {
+        await appendLedgerEvents(
+          tx,
+          [
+            {
+              kind: request.kind,
+              threadKey,
+              versionId: thread.activeVersionId,
+              actor: options.actor,
+              // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
+              data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
+              at,
+            },
+          ],
+          now,
+        );
+      }
+      return { applied: changed === 1, recorded: record };
+    },
+    { ledger: !quiet },
+  );
   if (recorded) announceLedger();
   const card = await findPlacedCard(threadKey, now.getTime());
   return sessionEventResultDto.parse({
