@@ -55,11 +55,12 @@ function GroupRow({ row, onToggle }: { row: Extract<LaneRow, { kind: "group" }>;
         type="button"
         aria-expanded={row.open}
         onClick={() => onToggle(row.group)}
-        className="sticky left-1 flex min-h-6 items-center gap-1 rounded-sm px-1 font-semibold hover:underline focus-visible:outline-2 focus-visible:outline-focus"
+        // One line, whatever the project's name: a wrapped header would cover the lane below it and its markers.
+        className="sticky left-1 flex min-h-6 max-w-[min(36rem,85vw)] items-center gap-1 rounded-sm px-1 font-semibold whitespace-nowrap hover:underline focus-visible:outline-2 focus-visible:outline-focus"
       >
         <span aria-hidden="true">{row.open ? "▾" : "▸"}</span>
-        {row.label === null ? <span>No project</span> : <AgentText text={row.label} />}
-        <span className="font-normal text-muted">
+        {row.label === null ? <span>No project</span> : <AgentText className="min-w-0 truncate" text={row.label} />}
+        <span className="shrink-0 font-normal text-muted">
           · {row.lanes} {row.lanes === 1 ? "thread" : "threads"}
           {row.quiet ? `, ${row.quiet} quiet` : ""}
         </span>
