@@ -16,9 +16,13 @@ interface Focus {
   marker: number;
 }
 
+/** Where the last tick label may sit, as a share of the axis: the rest is the "now" label's. */
+const NOW_LABEL_ROOM = 0.95;
+
 /** The time axis: tick labels on round UTC hours or days, the window's end marked "now". */
 function Axis({ timeline, from, to }: { timeline: TimelineDto; from: number; to: number }) {
-  const ticks = axisTicks(timeline.window, from, to);
+  // A tick label close to the right end would print over "now".
+  const ticks = axisTicks(timeline.window, from, to).filter((tick) => positionOf(tick.at, from, to) < NOW_LABEL_ROOM);
   return (
     <div className="sticky top-0 z-10 flex h-7 items-end border-b border-zinc-300 bg-canvas text-[11px] text-muted dark:border-zinc-700" aria-hidden="true">
       <div className="sticky left-0 z-[1] w-36 shrink-0 bg-canvas pb-1 pl-1 font-semibold sm:w-48 md:w-64">Thread</div>
