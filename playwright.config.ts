@@ -9,8 +9,8 @@ import { E2E_BASE_URL, E2E_PORT, E2E_RESULTS } from "./e2e/support/paths";
 /**
  * The PostgreSQL pass (npm run test:postgresql) runs every spec against the suite's server
  * on PostgreSQL, except those that start SQLite servers of their own to test the server
- * process itself (a locked SQLite file, SIGKILL, overload, memory): run once, in the first
- * pass. instances.spec.ts starts two instances on one PostgreSQL database: that pass only.
+ * process itself (a locked SQLite file, SIGKILL, overload, memory) or seed a fleet of their
+ * own (glance): run once, in the first pass. instances.spec.ts starts two instances on one PostgreSQL database: that pass only.
  *
  * When `npm test` runs both passes side by side (BATON_E2E_BOTH_PASSES=1, set by
  * scripts/test.ts), the specs whose subject is the browser (markup, colours, escaping, the
@@ -23,7 +23,7 @@ const ON_POSTGRESQL = /^postgres(ql)?:\/\//.test(process.env.BATON_E2E_DATABASE_
 const BOTH_PASSES = process.env.BATON_E2E_BOTH_PASSES === "1";
 /** These two are projects of their own (below), run before the app's specs. */
 const OWN_PROJECTS = ["first-run", "empty-board"];
-const SQLITE_SERVERS = ["busy-database", "crash-safety", "overload", "memory"];
+const SQLITE_SERVERS = ["busy-database", "crash-safety", "overload", "memory", "glance"];
 const ONCE_ON_SQLITE = ["board", "thread", "cli", "people"];
 const ONCE_ON_POSTGRESQL = ["a11y", "hostile-content", "arrival-order"];
 const ignored = ON_POSTGRESQL
