@@ -407,6 +407,19 @@ test.describe("Needs you at a glance", () => {
     await page.getByRole("button", { name: "list" }).click();
     await expect(page).toHaveURL(/[?&]view=list(&|$)/);
     await expect(page.getByTestId("board-row")).toHaveCount(4);
+    // The Agent header sorts the rows within each group, from the keyboard, and the sort stays in the URL.
+    const readyAgents = () => page.locator('tbody[data-group="ready"] [data-testid="board-row"]').evaluateAll((rows) => rows.map((row) => row.getAttribute("data-thread-key")));
+    const agentHeader = page.getByRole("columnheader", { name: /^Agent/ });
+    await agentHeader.getByRole("button").focus();
+    await page.keyboard.press("Enter");
+    await expect(page).toHaveURL(/[?&]sort=agent(&|$)/);
+    await expect(agentHeader).toHaveAttribute("aria-sort", "ascending");
+    await expect.poll(readyAgents).toEqual(keys);
+    await page.keyboard.press("Enter");
+    await expect(page).toHaveURL(/[?&]sort=-agent(&|$)/);
+    await expect.poll(readyAgents).toEqual([...keys].reverse());
+    await page.keyboard.press("Enter");
+    await expect(agentHeader).toHaveAttribute("aria-sort", "none");
     // Only clean handoffs can be picked; anything that needs a person is looked at one by one.
     await expect(page.getByRole("checkbox", { name: /^Pick .*needs\)$/ })).toHaveCount(0);
     await page.getByRole("checkbox", { name: "Pick all 3 in Ready" }).check();

@@ -14,7 +14,7 @@ import { Alert } from "@/components/ui/alert";
 import { BoardColumn } from "./board-column";
 import { BoardList } from "./board-list";
 import { LostRaces, ReportLostRace, type LostRace } from "./lost-races";
-import { viewOf, withoutView, type BoardView } from "./board-view";
+import { listSortOf, sortParam, viewOf, withoutView, type BoardView, type ListSort } from "./board-view";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
 import { plural } from "./card-reasons";
 import { EmptyBoard } from "./empty-board";
@@ -28,10 +28,11 @@ function filtersFrom(params: URLSearchParams): BoardFilterValues {
   return Object.fromEntries(FILTER_KEYS.map((key) => [key, params.get(key) ?? ""])) as unknown as BoardFilterValues;
 }
 
-function queryString(values: BoardFilterValues, view: BoardView): string {
+function queryString(values: BoardFilterValues, view: BoardView, sort: ListSort | null): string {
   const params = new URLSearchParams();
   for (const key of FILTER_KEYS) if (values[key]) params.set(key, values[key]);
   if (view === "list") params.set("view", "list");
+  if (view === "list" && sort) params.set("sort", sortParam(sort));
   return params.toString();
 }
 
@@ -49,6 +50,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
   const pathname = usePathname();
   const params = useSearchParams();
   const view = viewOf(params);
+  const sort = listSortOf(params);
   // The data's address leaves the view out: both views show the same board.
   const search = withoutView(params.toString());
   const filters = useMemo(() => filtersFrom(new URLSearchParams(search)), [search]);
@@ -73,12 +75,12 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
   });
 
   const go = useCallback(
-    (values: BoardFilterValues, nextView: BoardView) => {
-      const next = queryString(values, nextView);
+    (values: BoardFilterValues, nextView: BoardView, nextSort: ListSort | null = sort) => {
+      const next = queryString(values, nextView, nextSort);
       router.replace(next ? `${pathname}?${next}` : pathname, { scroll: false });
       setPosition(null);
     },
-    [router, pathname],
+    [router, pathname, sort],
   );
   const setFilters = useCallback((values: BoardFilterValues) => go(values, view), [go, view]);
 
@@ -155,6 +157,8 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
             complete={board?.complete ?? false}
             savedScroll={savedScroll.list}
             onScrolled={(offset) => saveScroll("list", offset)}
+            sort={sort}
+            onSort={(next) => go(filters, "list", next)}
           />
         ) : (
           <div className="flex min-h-0 flex-1 snap-x snap-mandatory gap-3 overflow-x-auto md:snap-none" aria-label="Board" role="group">

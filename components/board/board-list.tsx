@@ -13,6 +13,8 @@ import { When } from "@/components/ui/time";
 import { CardDetails } from "./board-card";
 import { cardReasons, plural } from "./card-reasons";
 import { BULK_APPROVE_MAX, useBulkApprove, type BulkStatus } from "./use-bulk-approve";
+import type { ListSort } from "./board-view";
+import { SortHeader, sortListRows } from "./list-sort";
 
 interface BoardListProps {
   columns: BoardDto["columns"];
@@ -23,6 +25,9 @@ interface BoardListProps {
   /** Where the list was scrolled to when the person last left the board (restored once). */
   savedScroll?: number;
   onScrolled: (offset: number) => void;
+  /** The rows' order within each group (?sort=), or null for the board's. */
+  sort: ListSort | null;
+  onSort: (sort: ListSort | null) => void;
 }
 
 /** Rows a person may pick for a bulk approve: clean handoffs (Ready); anything that needs a person is looked at one by one. */
@@ -32,7 +37,7 @@ const selectable = (card: BoardCardDto) => card.column === "ready" && card.activ
  * The board as one dense table, a row per thread, in the board's order (Needs you by group
  * first): who, why, what next and how long ago. Ready rows can be picked and approved together.
  */
-export function BoardList({ columns, now, canAct, complete, savedScroll, onScrolled }: BoardListProps) {
+export function BoardList({ columns, now, canAct, complete, savedScroll, onScrolled, sort, onSort }: BoardListProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const restored = useRef(false);
   // Puts the list back where the person left it (the scroll position lives outside React), once every row is there.
@@ -47,9 +52,9 @@ export function BoardList({ columns, now, canAct, complete, savedScroll, onScrol
   const bulk = useBulkApprove();
   const groups = columns.flatMap((column) =>
     column.id === "needs_you"
-      ? groupNeedsYou(column.cards).map((group) => ({ id: `needs_you:${group.id}`, title: `${column.title}: ${group.title}`, cards: group.cards }))
+      ? groupNeedsYou(column.cards).map((group) => ({ id: `needs_you:${group.id}`, title: `${column.title}: ${group.title}`, cards: sortListRows(group.cards, sort) }))
       : column.cards.length
-        ? [{ id: column.id, title: column.title, cards: column.cards }]
+        ? [{ id: column.id, title: column.title, cards: sortListRows(column.cards, sort) }]
         : [],
   );
   // What is picked and still approvable in the data shown now (a refresh may have moved a row on).
@@ -106,17 +111,17 @@ export function BoardList({ columns, now, canAct, complete, savedScroll, onScrol
       <div ref={scrollRef} className="min-h-0 flex-1 overflow-auto rounded-xl bg-surface ring-1 ring-line max-md:overflow-x-hidden" onScroll={(event) => onScrolled(event.currentTarget.scrollTop)}>
         {/* On a phone each row stacks (who, why, next action) instead of scrolling sideways. */}
         <table className="w-full table-fixed border-collapse text-sm max-md:block">
-          <caption className="sr-only">Every thread on the board, a row each, Needs you first</caption>
+          <caption className="sr-only">Every thread on the board, a row each, Needs you first; the Severity, Agent and Age headers sort the rows within each group</caption>
           <thead className="sticky top-0 z-10 bg-sunken text-left text-xs text-muted max-md:sr-only">
             <tr>
               <th scope="col" className="w-10 px-2 py-1.5">
                 <span className="sr-only">Pick</span>
               </th>
-              <th scope="col" className="w-24 px-2 py-1.5">Severity</th>
-              <th scope="col" className="w-80 px-2 py-1.5">Agent</th>
+              <SortHeader label="Severity" sortKey="severity" sort={sort} onSort={onSort} className="w-24 px-2 py-1.5" />
+              <SortHeader label="Agent" sortKey="agent" sort={sort} onSort={onSort} className="w-80 px-2 py-1.5" />
               <th scope="col" className="w-64 px-2 py-1.5">Why</th>
               <th scope="col" className="px-2 py-1.5">Next action</th>
-              <th scope="col" className="w-24 px-2 py-1.5">Age</th>
+              <SortHeader label="Age" sortKey="age" sort={sort} onSort={onSort} className="w-24 px-2 py-1.5" />
             </tr>
           </thead>
           {groups.map((group) => {
