@@ -392,6 +392,9 @@ test.describe("Needs you at a glance", () => {
     await expect(page).toHaveURL(new RegExp(`[?&]q=${run}(&|$)`));
     await expect(page.getByRole("searchbox", { name: "Search (/)" })).toHaveValue(run);
     await expect.poll(() => list.evaluate((element) => element.scrollTop)).toBe(offset);
+    // The card that was opened is where the keyboard is again: focused, and j moves on from it.
+    await expect(page.locator(`[data-testid="board-card"][data-thread-key="${key}"]`).getByRole("link").first()).toBeFocused();
+    expect(await list.evaluate((element) => element.scrollTop)).toBe(offset);
   });
 
   test("the list view, kept in the URL, approves picked Ready threads after one confirmation and says which did not go through", async ({

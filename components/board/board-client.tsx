@@ -14,15 +14,11 @@ import { Alert } from "@/components/ui/alert";
 import { BoardColumn } from "./board-column";
 import { BoardList } from "./board-list";
 import { LostRaces, ReportLostRace, type LostRace } from "./lost-races";
+import { useBoardReturn, type Position } from "./use-board-return";
 import { listSortOf, sortParam, viewOf, withoutView, type BoardView, type ListSort } from "./board-view";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "./board-filters";
 import { plural } from "./card-reasons";
 import { EmptyBoard } from "./empty-board";
-
-interface Position {
-  column: number;
-  row: number;
-}
 
 function filtersFrom(params: URLSearchParams): BoardFilterValues {
   return Object.fromEntries(FILTER_KEYS.map((key) => [key, params.get(key) ?? ""])) as unknown as BoardFilterValues;
@@ -89,11 +85,10 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     () => (board?.columns ?? []).map((column) => (column.id === "needs_you" ? { ...column, cards: [...column.cards].sort(compareNeedsYou) } : column)),
     [board],
   );
-  const [savedScroll] = useState(() => readScroll(search));
+  const { savedScroll, saveScroll, place } = useBoardReturn(search, columns, position, board?.complete ?? false);
   // The newest first, one per thread, a few at most: a card's own notice leaves with the card.
   const [lostRaces, setLostRaces] = useState<LostRace[]>([]);
   const reportLostRace = useCallback((race: LostRace) => setLostRaces((races) => [race, ...races.filter((known) => known.key !== race.key)].slice(0, 5)), []);
-  const saveScroll = useCallback((columnId: string, offset: number) => writeScroll(search, columnId, offset), [search]);
   // Keyboard shortcuts work wherever the focus is on the page (a fresh load leaves it on <body>).
   useDocumentKeys((event) => {
     const target = event.target as HTMLElement;
@@ -114,7 +109,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     if (view === "list") return;
     if (!move || typing || event.altKey || event.ctrlKey || event.metaKey) return;
     event.preventDefault();
-    const start = position ?? { column: columns.findIndex((column) => column.count > 0), row: 0 };
+    const start = place ?? { column: columns.findIndex((column) => column.count > 0), row: 0 };
     if (start.column < 0) return;
     let column = start.column;
     if (move[0] !== 0) {
@@ -128,7 +123,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
     }
     const count = columns[column]!.count;
     // The first key press lands on the first card; later ones move from where the focus is.
-    const row = position ? Math.max(0, Math.min(count - 1, start.row + move[1])) : 0;
+    const row = place ? Math.max(0, Math.min(count - 1, start.row + move[1])) : 0;
     setPosition({ column, row });
     setFocusRequest((count) => count + 1);
   });
@@ -170,7 +165,7 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
                 count={column.count}
                 cards={column.cards}
                 now={now}
-                focusedRow={position?.column === index ? position.row : null}
+                focusedRow={place?.column === index ? place.row : null}
                 focusRequest={position?.column === index ? focusRequest : 0}
                 onFocusRow={(row) => setPosition({ column: index, row })}
                 canAct={canAct}
@@ -183,28 +178,6 @@ export function BoardClient({ initialBoard, initialSearch, canAct }: { initialBo
       </div>
     </ReportLostRace.Provider>
   );
-}
-
-/** Each column's scroll offset per filtered view, for the tab's session: Back from a thread lands where the person was. */
-const SCROLL_KEY = (search: string) => `baton:board-scroll:${search}`;
-
-function readScroll(search: string): Record<string, number> {
-  if (typeof window === "undefined") return {};
-  try {
-    const saved: unknown = JSON.parse(window.sessionStorage.getItem(SCROLL_KEY(search)) ?? "{}");
-    return saved && typeof saved === "object" ? (Object.fromEntries(Object.entries(saved).filter(([, offset]) => typeof offset === "number")) as Record<string, number>) : {};
-  } catch {
-    // Storage refused (private mode) or unreadable: start at the top.
-    return {};
-  }
-}
-
-function writeScroll(search: string, columnId: string, offset: number) {
-  try {
-    window.sessionStorage.setItem(SCROLL_KEY(search), JSON.stringify({ ...readScroll(search), [columnId]: Math.round(offset) }));
-  } catch {
-    // Storage refused: Back starts at the top, as before.
-  }
 }
 
 /** Board or list: two pressed-or-not buttons, the choice kept in the address (?view=list). */
