@@ -13,14 +13,19 @@ export function displayNameSchema(field: string, max: number) {
     .trim()
     .min(1, `${field} must not be empty`)
     .max(max, `${field} must be at most ${max} characters`)
-    .check((context) => {
-      const found = invisibleCharacter(context.value);
-      if (found) {
-        context.issues.push({
-          code: "custom",
-          input: context.value,
-          message: `${field} contains ${found}, which a person cannot see; give a name without control, zero-width, invisible or bidirectional characters`,
-        });
-      }
-    });
+    .check(refuseInvisible(field));
+}
+
+/** A zod check refusing a name with a character a person cannot see, naming the field and the character. */
+export function refuseInvisible(field: string) {
+  return (context: z.core.ParsePayload<string>) => {
+    const found = invisibleCharacter(context.value);
+    if (found) {
+      context.issues.push({
+        code: "custom",
+        input: context.value,
+        message: `${field} contains ${found}, which a person cannot see; give a name without bidirectional controls, zero-width, invisible or control characters`,
+      });
+    }
+  };
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { BatonError } from "../core/errors";
 import type { CanonicalPacket } from "./canonical";
-import { invisibleCharacter } from "./validate";
+import { refuseInvisible } from "./display-name";
 
 /**
  * Project-bound API tokens, in one place (docs/decisions/056-project-bound-tokens.md): how a
@@ -16,16 +16,7 @@ import { invisibleCharacter } from "./validate";
  */
 export const projectNameSchema = z
   .string({ error: "project must be a string: the name of a project, as packets write it in `project`" })
-  .check((context) => {
-    const found = invisibleCharacter(context.value);
-    if (found) {
-      context.issues.push({
-        code: "custom",
-        input: context.value,
-        message: `project contains ${found}, which a person cannot see; give a name without bidirectional controls, zero-width, invisible or control characters`,
-      });
-    }
-  })
+  .check(refuseInvisible("project"))
   .trim()
   .min(1, { error: "project must not be blank: give the name packets write in `project`, or leave the token unbound" })
   .transform((name) => name.normalize("NFC"));
