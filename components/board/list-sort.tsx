@@ -1,5 +1,6 @@
 import type { BoardCardDto } from "@/lib/board/dto";
 import { severityRank } from "@/lib/contract/severity";
+import { SortIcon } from "@/components/ui/icons";
 import { FIRST_DIRECTION, type ListSort, type ListSortKey } from "./board-view";
 
 const SORT_VALUE: Record<ListSortKey, (card: BoardCardDto) => number | string> = {
@@ -28,7 +29,7 @@ export function SortHeader({ label, sortKey, sort, onSort, className }: { label:
     <th scope="col" aria-sort={active ? (active.descending ? "descending" : "ascending") : "none"} className={className}>
       <button type="button" onClick={() => onSort(next)} className="inline-flex min-h-6 items-center gap-1 rounded-sm hover:underline focus-visible:outline-2 focus-visible:outline-focus">
         {label}
-        <span aria-hidden="true">{active ? (active.descending ? "↓" : "↑") : "↕"}</span>
+        <SortIcon direction={active ? (active.descending ? "descending" : "ascending") : null} />
       </button>
     </th>
   );

@@ -1,6 +1,7 @@
 "use client";
 
 import { RISK_SORT_FIRST_ORDER, type RiskGroupDto, type RiskOrder, type RiskSort } from "@/lib/views/risks/dto";
+import { SortIcon } from "@/components/ui/icons";
 
 type ColumnSort = Exclude<RiskSort, "attention">;
 
@@ -14,9 +15,7 @@ function SortButton({ column, label, sort, order, onSort }: { column: ColumnSort
       className={`inline-flex min-h-6 items-center gap-1 rounded px-1 text-left text-xs font-semibold uppercase tracking-wide hover:text-fg focus-visible:outline-2 focus-visible:outline-focus ${active ? "text-fg" : "text-muted"}`}
     >
       {label}
-      <span aria-hidden="true" className="w-3">
-        {active ? (order === "asc" ? "▲" : "▼") : ""}
-      </span>
+      <SortIcon direction={active ? (order === "asc" ? "ascending" : "descending") : null} />
     </button>
   );
 }

@@ -1,6 +1,7 @@
 "use client";
 
 import { useVirtualizer } from "@tanstack/react-virtual";
+import { FoldIcon } from "@/components/ui/icons";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { TimelineDto } from "@/lib/views/timeline/dto";
 import { axisTicks, positionOf } from "@/lib/views/timeline/window";
@@ -62,7 +63,7 @@ function GroupRow({ row, onToggle }: { row: Extract<LaneRow, { kind: "group" }>;
         // One line, whatever the project's name: a wrapped header would cover the lane below it and its markers.
         className="sticky left-1 flex min-h-6 max-w-[min(36rem,85vw)] items-center gap-1 rounded-sm px-1 font-semibold whitespace-nowrap hover:underline focus-visible:outline-2 focus-visible:outline-focus"
       >
-        <span aria-hidden="true">{row.open ? "▾" : "▸"}</span>
+        <FoldIcon open={row.open} />
         {row.label === null ? <span>No project</span> : <AgentText className="min-w-0 truncate" text={row.label} />}
         <span className="shrink-0 font-normal text-muted">
           · {row.lanes} {row.lanes === 1 ? "thread" : "threads"}
