@@ -36,17 +36,23 @@ function vitestCounts(file: string): Counts {
   };
   const failures: string[] = [];
   let failedFiles = 0;
+  let flaky = 0;
   for (const result of report.testResults) {
     const name = path.relative(process.cwd(), result.name);
     const failedTests = result.assertionResults.filter((test) => test.status === "failed");
     for (const test of failedTests) failures.push(`  ✘ ${name} › ${test.fullName}\n${firstLines(test.failureMessages?.[0])}`);
+    // A test that passed keeps the errors of the attempts before (CI retries once).
+    for (const test of result.assertionResults.filter((test) => test.status === "passed" && test.failureMessages?.length)) {
+      flaky += 1;
+      failures.push(`  flaky (passed on retry) ${name} › ${test.fullName}\n${firstLines(test.failureMessages![0])}`);
+    }
     // A file that failed outside its tests (its setup or teardown threw) counts as one failure.
     if (result.status === "failed" && failedTests.length === 0) {
       failedFiles += 1;
       failures.push(`  ✘ ${name} (the file itself)\n${firstLines(result.message)}`);
     }
   }
-  return { passed: report.numPassedTests, failed: report.numFailedTests + failedFiles, skipped: report.numPendingTests + report.numTodoTests, failures };
+  return { passed: report.numPassedTests, failed: report.numFailedTests + failedFiles, skipped: report.numPendingTests + report.numTodoTests, failures, flaky };
 }
 
 interface PlaywrightSuite {
