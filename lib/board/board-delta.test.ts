@@ -3,8 +3,7 @@ import { GET as streamRoute } from "@/app/api/v1/stream/route";
 import { createApiToken } from "../auth/tokens";
 import { createFirstAdmin } from "../auth/users";
 import type { Person } from "../auth/roles";
-import { database } from "../db/client";
-import { toLedgerEventDto, type LedgerEventDto } from "../events/ledger";
+import { eventsAfter, headSeq, readDelta } from "@/testing/ledger-deltas";
 import { THREADLESS_KINDS } from "../events/dto";
 import { openStreamCount } from "../events/ledger-stream";
 import { decide } from "../human/actions";
@@ -39,15 +38,7 @@ async function ingest(thread: string, fields: Record<string, unknown> = {}) {
   return result.packet_id;
 }
 
-async function headSeq(): Promise<number> {
-  const db = await database();
-  return (await db.ledgerEvent.aggregate({ _max: { seq: true } }))._max.seq ?? 0;
-}
 
-async function eventsAfter(seq: number): Promise<LedgerEventDto[]> {
-  const db = await database();
-  return (await db.ledgerEvent.findMany({ where: { seq: { gt: seq } }, orderBy: { seq: "asc" } })).map(toLedgerEventDto);
-}
 
 const filters = (query: Record<string, string> = {}): ThreadFilters => threadFiltersSchema.parse(query);
 /** The board as a person compares it: when it and each card's flags were computed aside. */
@@ -135,27 +126,13 @@ describe("computeBoardDelta applied by the browser", () => {
   });
 });
 
-/** Reads `event: delta` frames off a stream until one names `thread`. */
-async function deltaFor(response: Response, thread: string) {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  try {
-    for (;;) {
-      const chunk = await reader.read();
-      if (chunk.done) throw new Error(`stream ended before a delta for ${thread}; got ${buffer}`);
-      buffer += decoder.decode(chunk.value, { stream: true });
-      for (const block of buffer.split("\n\n")) {
-        const data = /^event: delta\ndata: (.*)$/m.exec(block)?.[1];
-        if (!data) continue;
-        const delta = boardDeltaDto.parse(JSON.parse(data));
-        if (delta.upserts.some((card) => card.key === thread)) return { delta, bytes: buffer.length };
-      }
-    }
-  } finally {
-    await reader.cancel();
-  }
-}
+
+/** The first board delta on a stream that upserts `thread`'s card, with the bytes read by then. */
+const deltaFor = (response: Response, thread: string) =>
+  readDelta(response, (data) => {
+    const delta = boardDeltaDto.parse(data);
+    return delta.upserts.some((card) => card.key === thread) ? delta : undefined;
+  }, thread);
 
 describe("GET /api/v1/stream?board=", () => {
   const open = (query: string, signal: AbortSignal) =>

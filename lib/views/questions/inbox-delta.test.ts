@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Person } from "../../auth/roles";
 import { createFirstAdmin } from "../../auth/users";
-import { database } from "../../db/client";
-import { toLedgerEventDto, type LedgerEventDto } from "../../events/ledger";
+import { eventsAfter, headSeq } from "@/testing/ledger-deltas";
 import { answer } from "../../human/actions";
 import { scheduleWriteBack } from "../../human/writeback/write-human-section";
 import { ingestPacket } from "../../ingest/ingest";
@@ -30,15 +29,7 @@ async function ingest(thread: string, questions: unknown[], extra: Record<string
   return (await ingestPacket(body, { kind: "http", actor: "test" })).packet_id;
 }
 
-async function eventsAfter(seq: number): Promise<LedgerEventDto[]> {
-  const db = await database();
-  return (await db.ledgerEvent.findMany({ where: { seq: { gt: seq } }, orderBy: { seq: "asc" } })).map(toLedgerEventDto);
-}
 
-async function headSeq(): Promise<number> {
-  const db = await database();
-  return (await db.ledgerEvent.aggregate({ _max: { seq: true } }))._max.seq ?? 0;
-}
 
 /** Applies what `work` did to the inbox as the browser would: the result, and a fresh load to compare it with. */
 async function applied(work: () => Promise<unknown>) {

@@ -1,8 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Person } from "../../auth/roles";
 import { createFirstAdmin } from "../../auth/users";
-import { database } from "../../db/client";
-import { toLedgerEventDto, type LedgerEventDto } from "../../events/ledger";
+import { eventsAfter, headSeq } from "@/testing/ledger-deltas";
 import { riskFingerprint } from "../../contract/fingerprint";
 import { ingestPacket } from "../../ingest/ingest";
 import { applyRisksDelta } from "../../browser/risks-delta";
@@ -29,13 +28,7 @@ async function ingest(thread: string, risks: { severity: string; detail: string 
   await ingestPacket({ thread, summary: `work at ${at.toISOString()}`, next_action: "continue", open_risks: risks }, { kind: "http", actor: "test" }, at);
 }
 
-async function headSeq(): Promise<number> {
-  return (await (await database()).ledgerEvent.aggregate({ _max: { seq: true } }))._max.seq ?? 0;
-}
 
-async function eventsAfter(seq: number): Promise<LedgerEventDto[]> {
-  return (await (await database()).ledgerEvent.findMany({ where: { seq: { gt: seq } }, orderBy: { seq: "asc" } })).map(toLedgerEventDto);
-}
 
 /** Every page of the view, `limit` thread risks at a time, as "Show more" loads them (or the first `pages`). */
 async function pagesOf(filters: Partial<RiskFilters>, limit: number, pages = Infinity): Promise<RiskListDto[]> {

@@ -5,9 +5,9 @@ import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { createApiToken } from "../../auth/tokens";
 import { createFirstAdmin } from "../../auth/users";
 import type { Person } from "../../auth/roles";
-import { database } from "../../db/client";
 import { THREADLESS_KINDS } from "../../events/dto";
-import { recordLedgerEvents, toLedgerEventDto, type LedgerEventDto } from "../../events/ledger";
+import { recordLedgerEvents } from "../../events/ledger";
+import { eventsAfter, headSeq, readDelta } from "@/testing/ledger-deltas";
 import { openStreamCount } from "../../events/ledger-stream";
 import { sharedFramesMade } from "../../events/shared-frames";
 import { decide } from "../../human/actions";
@@ -38,15 +38,7 @@ async function ingest(thread: string, fields: Record<string, unknown> = {}) {
   return result.packet_id;
 }
 
-async function headSeq(): Promise<number> {
-  const db = await database();
-  return (await db.ledgerEvent.aggregate({ _max: { seq: true } }))._max.seq ?? 0;
-}
 
-async function eventsAfter(seq: number): Promise<LedgerEventDto[]> {
-  const db = await database();
-  return (await db.ledgerEvent.findMany({ where: { seq: { gt: seq } }, orderBy: { seq: "asc" } })).map(toLedgerEventDto);
-}
 
 const query = (params: Record<string, string> = {}) => timelineQuerySchema.parse(params);
 const load = (params: Record<string, string> = {}) => loadTimeline(query(params), { now: NOW });
@@ -162,27 +154,15 @@ describe("computeTimelineDelta applied by the browser", () => {
   });
 });
 
-/** Reads `event: delta` frames off a stream until one has a lane for `thread`. */
-async function deltaFor(response: Response, thread: string) {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  try {
-    for (;;) {
-      const chunk = await reader.read();
-      if (chunk.done) throw new Error(`stream ended before a delta for ${thread}; got ${buffer}`);
-      buffer += decoder.decode(chunk.value, { stream: true });
-      for (const block of buffer.split("\n\n")) {
-        const data = /^event: delta\ndata: (.*)$/m.exec(block)?.[1];
-        if (!data) continue;
-        const delta = timelineDeltaDto.parse(JSON.parse(data));
-        if (delta.lanes.some((lane) => lane.key === thread)) return delta;
-      }
-    }
-  } finally {
-    await reader.cancel();
-  }
-}
+
+/** The first timeline delta on a stream with a lane for `thread`. */
+const deltaFor = async (response: Response, thread: string) =>
+  (
+    await readDelta(response, (data) => {
+      const delta = timelineDeltaDto.parse(data);
+      return delta.lanes.some((lane) => lane.key === thread) ? delta : undefined;
+    }, thread)
+  ).delta;
 
 describe("GET /api/v1/stream?timeline=", () => {
   const open = (search: string, signal: AbortSignal) =>
