@@ -2,7 +2,7 @@ import "server-only";
 import { z } from "zod";
 import { BatonError } from "../core/errors";
 import { threadsNamedBy, type LedgerEventDto } from "../events/dto";
-import { deltaFrame, sharedFrame, sharedFramesMade } from "../events/shared-frames";
+import { sharedFramesMade, viewDeltaFrame } from "../events/shared-frames";
 import { threadFiltersSchema, type ThreadFilters } from "../views/threads/filters";
 import { loadBoard } from "./board";
 import { boardDeltaDto, type BoardDeltaDto } from "./dto";
@@ -61,12 +61,7 @@ export async function computeBoardDelta(events: readonly LedgerEventDto[], filte
  * refetch, never thrown into the stream.
  */
 export function boardDeltaFrame(events: readonly LedgerEventDto[], filters: ThreadFilters): Promise<string> {
-  const id = JSON.stringify(["board", events[0]?.seq, events.at(-1)?.seq, events.length, filters]);
-  return sharedFrame(id, () =>
-    computeBoardDelta(events, filters).then(deltaFrame, (error: unknown) => {
-      console.error("baton: board delta failed; viewers refetch the board", error);
-      const refetch: BoardDeltaDto = { view: "board", seq: events.at(-1)?.seq ?? 0, generated_at: new Date().toISOString(), upserts: [], removes: [], refetch: true };
-      return deltaFrame(refetch);
-    }),
-  );
+  return viewDeltaFrame("board", events, filters, () => computeBoardDelta(events, filters), (): BoardDeltaDto => ({
+    view: "board", seq: events.at(-1)?.seq ?? 0, generated_at: new Date().toISOString(), upserts: [], removes: [], refetch: true,
+  }));
 }

@@ -34,3 +34,24 @@ export function sharedFrame(id: string, make: () => Promise<string>): Promise<st
 export function deltaFrame(delta: { view: string; seq: number }): string {
   return `event: delta\ndata: ${JSON.stringify(delta)}\n\n`;
 }
+
+/**
+ * A view's delta frame for a batch, made once per view, batch and `key` (the stream's filters)
+ * for every stream that asks. A failure is logged and sent as the view's refetch delta, never
+ * thrown into the stream.
+ */
+export function viewDeltaFrame<Delta extends { view: string; seq: number }>(
+  view: string,
+  events: readonly { seq: number }[],
+  key: unknown,
+  compute: () => Promise<Delta>,
+  refetch: () => Delta,
+): Promise<string> {
+  const id = JSON.stringify([view, events[0]?.seq, events.at(-1)?.seq, events.length, key ?? null]);
+  return sharedFrame(id, () =>
+    compute().then(deltaFrame, (error: unknown) => {
+      console.error(`baton: the ${view} delta failed; its viewers refetch`, error);
+      return deltaFrame(refetch());
+    }),
+  );
+}

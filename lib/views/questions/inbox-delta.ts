@@ -1,6 +1,6 @@
 import "server-only";
 import { threadsNamedBy, type LedgerEventDto } from "../../events/dto";
-import { deltaFrame, sharedFrame } from "../../events/shared-frames";
+import { viewDeltaFrame } from "../../events/shared-frames";
 import { inboxDeltaDto, type InboxDeltaDto } from "./dto";
 import { listOpenQuestions } from "./inbox";
 
@@ -20,12 +20,5 @@ export async function computeInboxDelta(events: readonly LedgerEventDto[]): Prom
 
 /** The `event: delta` frame of the inbox for a batch, made once; a failure is told as a refetch. */
 export function inboxDeltaFrame(events: readonly LedgerEventDto[]): Promise<string> {
-  const id = JSON.stringify(["questions", events[0]?.seq, events.at(-1)?.seq, events.length]);
-  return sharedFrame(id, () =>
-    computeInboxDelta(events).then(deltaFrame, (error: unknown) => {
-      console.error("baton: questions delta failed; viewers refetch the inbox", error);
-      const refetch: InboxDeltaDto = { view: "questions", seq: events.at(-1)?.seq ?? 0, threads: [], groups: [], refetch: true };
-      return deltaFrame(refetch);
-    }),
-  );
+  return viewDeltaFrame("questions", events, null, () => computeInboxDelta(events), (): InboxDeltaDto => ({ view: "questions", seq: events.at(-1)?.seq ?? 0, threads: [], groups: [], refetch: true }));
 }

@@ -2,7 +2,7 @@ import "server-only";
 import { z } from "zod";
 import { BatonError } from "../../core/errors";
 import { threadsNamedBy, type LedgerEventDto } from "../../events/dto";
-import { deltaFrame, sharedFrame } from "../../events/shared-frames";
+import { viewDeltaFrame } from "../../events/shared-frames";
 import { readActiveRisks } from "./active-risks";
 import { risksDeltaDto, type RisksDeltaDto } from "./dto";
 import { riskFiltersSchema, type RiskFilters } from "./filters";
@@ -46,12 +46,7 @@ export async function computeRisksDelta(events: readonly LedgerEventDto[], filte
 
 /** The `event: delta` frame of the risks list for a batch and filters, made once; a failure is told as a refetch. */
 export function risksDeltaFrame(events: readonly LedgerEventDto[], filters: RiskFilters): Promise<string> {
-  const id = JSON.stringify(["risks", events[0]?.seq, events.at(-1)?.seq, events.length, filters]);
-  return sharedFrame(id, () =>
-    computeRisksDelta(events, filters).then(deltaFrame, (error: unknown) => {
-      console.error("baton: risks delta failed; viewers refetch the list", error);
-      const refetch: RisksDeltaDto = { view: "risks", seq: events.at(-1)?.seq ?? 0, generated_at: new Date().toISOString(), threads: [], groups: [], total: null, hidden: null, refetch: true };
-      return deltaFrame(refetch);
-    }),
-  );
+  return viewDeltaFrame("risks", events, filters, () => computeRisksDelta(events, filters), (): RisksDeltaDto => ({
+    view: "risks", seq: events.at(-1)?.seq ?? 0, generated_at: new Date().toISOString(), threads: [], groups: [], total: null, hidden: null, refetch: true,
+  }));
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { BatonError } from "../../core/errors";
 import { sqlExecutor } from "../../db/client";
 import { threadsNamedBy, type LedgerEventDto } from "../../events/dto";
-import { deltaFrame, sharedFrame } from "../../events/shared-frames";
+import { viewDeltaFrame } from "../../events/shared-frames";
 import { readActiveThreadsAround } from "../../board/watchdog/findings";
 import { timelineDeltaDto, timelineQuerySchema, type TimelineDeltaDto, type TimelineQuery } from "./dto";
 import { feedEventOf, inFeed, threadsWithFeedBefore } from "./feed";
@@ -58,27 +58,10 @@ export async function computeTimelineDelta(events: readonly LedgerEventDto[], qu
 
 /** The `event: delta` frame of the timeline for a batch, made once per filters and window; a failure is told as a refetch. */
 export function timelineDeltaFrame(events: readonly LedgerEventDto[], query: TimelineQuery): Promise<string> {
-  const id = JSON.stringify(["timeline", events[0]?.seq, events.at(-1)?.seq, events.length, query]);
-  return sharedFrame(id, () =>
-    computeTimelineDelta(events, query).then(deltaFrame, (error: unknown) => {
-      console.error("baton: timeline delta failed; viewers refetch the timeline", error);
-      const now = new Date();
-      const { from, to } = timelineSpan(query.window, now);
-      const refetch: TimelineDeltaDto = {
-        view: "timeline",
-        seq: events.at(-1)?.seq ?? 0,
-        generated_at: now.toISOString(),
-        window: query.window,
-        from: from.toISOString(),
-        to: to.toISOString(),
-        lanes: [],
-        removes: [],
-        lanes_total: null,
-        feed: [],
-        earlier_feed: [],
-        refetch: true,
-      };
-      return deltaFrame(refetch);
-    }),
-  );
+  return viewDeltaFrame("timeline", events, query, () => computeTimelineDelta(events, query), (): TimelineDeltaDto => {
+    const now = new Date();
+    const { from, to } = timelineSpan(query.window, now);
+    const none = { lanes: [], removes: [], lanes_total: null, feed: [], earlier_feed: [], refetch: true };
+    return { view: "timeline", seq: events.at(-1)?.seq ?? 0, generated_at: now.toISOString(), window: query.window, from: from.toISOString(), to: to.toISOString(), ...none };
+  });
 }
