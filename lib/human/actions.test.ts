@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Person } from "../auth/roles";
-import { createFirstAdmin, createUser } from "../auth/users";
 import { loadBoard } from "../board/board";
 import { database, inTransaction, sqlExecutor } from "../db/client";
 import { BatonError } from "../core/errors";
@@ -8,6 +7,7 @@ import { Prisma } from "../generated/prisma/client";
 import { ingestPacket } from "../ingest/ingest";
 import { expectBatonError } from "@/testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { createTwoOperators } from "@/testing/people";
 import { scheduleWriteBack } from "./writeback/write-human-section";
 import { threadFiltersSchema, threadListQuerySchema } from "../views/threads/filters";
 import { getMergedHandoff, getThreadDetail } from "../views/threads/queries";
@@ -25,15 +25,11 @@ import { emptyHumanSection } from "./section";
 
 freshDatabaseForThisFile();
 
-const PASSWORD = "a long enough password";
 let operator: Person;
 let colleague: Person;
 
 beforeAll(async () => {
-  const admin = await createFirstAdmin({ username: "the-admin", password: PASSWORD });
-  const asPerson = (user: { id: string; username: string; role: Person["role"] }): Person => ({ id: user.id, username: user.username, role: user.role });
-  operator = asPerson(await createUser(admin, { username: "olga", password: PASSWORD, role: "operator" }));
-  colleague = asPerson(await createUser(admin, { username: "colin", password: PASSWORD, role: "operator" }));
+  ({ operator, colleague } = await createTwoOperators());
 });
 
 let serial = 0;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Person } from "../auth/roles";
-import { createFirstAdmin, createUser } from "../auth/users";
 import { database } from "../db/client";
 import { ingestPacket } from "../ingest/ingest";
 import { expectBatonError } from "@/testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { createTwoOperators } from "@/testing/people";
 import { listOpenQuestions } from "../views/questions/inbox";
 import { answerShared, decide } from "./actions";
 import { undoAnswers } from "./undo";
@@ -12,15 +12,11 @@ import { scheduleWriteBack } from "./writeback/write-human-section";
 
 freshDatabaseForThisFile();
 
-const PASSWORD = "a long enough password";
 let operator: Person;
 let colleague: Person;
 
 beforeAll(async () => {
-  const admin = await createFirstAdmin({ username: "the-admin", password: PASSWORD });
-  const asPerson = (user: { id: string; username: string; role: Person["role"] }): Person => ({ id: user.id, username: user.username, role: user.role });
-  operator = asPerson(await createUser(admin, { username: "olga", password: PASSWORD, role: "operator" }));
-  colleague = asPerson(await createUser(admin, { username: "colin", password: PASSWORD, role: "operator" }));
+  ({ operator, colleague } = await createTwoOperators());
 });
 
 let serial = 0;
