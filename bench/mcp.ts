@@ -13,8 +13,6 @@
  *
  * Env: BENCH_RUNS (10). Target: the median and p95 under 1 s.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -23,6 +21,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { chooseDatabase, cleanUpDatabase, ROOT } from "./lib/server";
 import { fixed, formatTable, positiveNumber, verdict } from "./lib/report";
 import { inProcessFetch } from "../app/api/v1/mcp/in-process";
+import { startRouteServer } from "../testing/route-server";
 import { createApiToken } from "../lib/auth/tokens";
 import { createFirstAdmin } from "../lib/auth/users";
 import { closeDatabase } from "../lib/db/client";
@@ -36,23 +35,6 @@ const TARGET_MS = 1_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
-async function serve(url: string, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
-  const gone = new AbortController();
-  outgoing.on("close", () => {
-    if (!outgoing.writableEnded) gone.abort();
-  });
-  const chunks: Buffer[] = [];
-  for await (const chunk of incoming) chunks.push(chunk as Buffer);
-  const headers: [string, string][] = [];
-  for (const [name, value] of Object.entries(incoming.headers)) if (value !== undefined) headers.push([name, String(value)]);
-  const request = new Request(`${url}${incoming.url}`, { method: incoming.method, headers, signal: gone.signal, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
-  const response = await inProcessFetch(request)(request);
-  outgoing.writeHead(response.status, Object.fromEntries(response.headers));
-  // Streamed as it comes: a tool's answer is a server-sent event at the end of a long wait.
-  const reader = response.body?.getReader();
-  for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader!.read()) outgoing.write(chunk.value);
-  outgoing.end();
-}
 
 async function untilWaiting(): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -78,10 +60,8 @@ async function main(): Promise<void> {
   const person = { id: admin.id, username: admin.username, role: admin.role };
   const token = (await createApiToken("bench-agent", ["packets:read", "packets:write"])).token;
 
-  let url = "";
-  const server = createServer((incoming, outgoing) => void serve(url, incoming, outgoing));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const server = await startRouteServer((request) => inProcessFetch(request)(request));
+  const url = server.url;
   const client = new Client({ name: "bench-mcp", version: "1.0.0" });
   await client.connect(
     new StdioClientTransport({
@@ -127,8 +107,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await client.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await closeDatabase();
     await cleanUpDatabase(database);
   }

@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -16,6 +14,7 @@ import { answer, decide } from "../../lib/human/actions";
 import { waitRegistryStatus } from "../../lib/human/wait";
 import { listOpenQuestions } from "../../lib/views/questions/inbox";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { startRouteServer, type RouteServer } from "@/testing/route-server";
 import { createBatonMcpServer, mcpTuning } from "./tools";
 
 /**
@@ -28,40 +27,21 @@ freshDatabaseForThisFile();
 let person: Person;
 let agentToken: string;
 let writeOnlyToken: string;
-let server: Server;
+let server: RouteServer;
 let url = "";
 
-async function serve(incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
-  const gone = new AbortController();
-  outgoing.on("close", () => {
-    if (!outgoing.writableEnded) gone.abort();
-  });
-  const chunks: Buffer[] = [];
-  for await (const chunk of incoming) chunks.push(chunk as Buffer);
-  const headers: [string, string][] = [];
-  for (const [name, value] of Object.entries(incoming.headers)) if (value !== undefined) headers.push([name, String(value)]);
-  const method = incoming.method ?? "GET";
-  const request = new Request(`${url}${incoming.url}`, { method, headers, signal: gone.signal, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
-  const response = new URL(request.url).pathname === "/api/v1/mcp" ? await postMcp(request) : await inProcessFetch(request)(request);
-  outgoing.writeHead(response.status, Object.fromEntries(response.headers));
-  // Streamed as it comes: a tool's answer is a server-sent event at the end of a long wait.
-  const reader = response.body?.getReader();
-  for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader!.read()) outgoing.write(chunk.value);
-  outgoing.end();
-}
 
 beforeAll(async () => {
   const admin = await createFirstAdmin({ username: "mei", password: "a long enough password" });
   person = { id: admin.id, username: admin.username, role: admin.role };
   agentToken = (await createApiToken("agent", ["packets:read", "packets:write"])).token;
   writeOnlyToken = (await createApiToken("writer", ["packets:write"])).token;
-  server = createServer((incoming, outgoing) => void serve(incoming, outgoing));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // The MCP route beside the REST routes its tools call.
+  server = await startRouteServer((request) => (new URL(request.url).pathname === "/api/v1/mcp" ? postMcp(request) : inProcessFetch(request)(request)));
+  url = server.url;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
 });
 
 /** `baton mcp` as a child process, exactly as an agent tool runs it. */
