@@ -118,10 +118,10 @@ export function BoardList({ columns, now, canAct, complete, savedScroll, onScrol
                 <span className="sr-only">Pick</span>
               </th>
               <SortHeader label="Severity" sortKey="severity" sort={sort} onSort={onSort} className="w-24 px-2 py-1.5" />
-              <SortHeader label="Agent" sortKey="agent" sort={sort} onSort={onSort} className="w-80 px-2 py-1.5" />
+              <SortHeader label="Agent" sortKey="agent" sort={sort} onSort={onSort} className="w-72 px-2 py-1.5" />
               <th scope="col" className="w-64 px-2 py-1.5">Why</th>
               <th scope="col" className="px-2 py-1.5">Next action</th>
-              <SortHeader label="Age" sortKey="age" sort={sort} onSort={onSort} className="w-24 px-2 py-1.5" />
+              <SortHeader label="Age" sortKey="age" sort={sort} onSort={onSort} className="w-44 px-2 py-1.5" />
             </tr>
           </thead>
           {groups.map((group) => {

@@ -54,7 +54,7 @@ export function RiskTable({ groups, sort, order, onSort, canAct, row }: RiskTabl
         <col />
         <col className="w-64" />
         <col className="w-28" />
-        <col className="w-28" />
+        <col className="w-36" />
       </colgroup>
       <thead className="border-b border-line bg-sunken max-lg:block">
         <tr className="max-lg:flex max-lg:flex-wrap max-lg:items-center max-lg:gap-x-2 max-lg:px-2 max-lg:py-1">
