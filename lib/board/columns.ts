@@ -49,14 +49,25 @@ export function isStale(input: Pick<ColumnInput, "now" | "staleMs" | "activeRece
   return input.now - lastActivity > input.staleMs;
 }
 
-export function decideColumn(input: ColumnInput): ColumnDecision {
-  const { now, staleMs, activeReceivedAt, decision, lastSession } = input;
-  const stale = isStale(input);
-
-  // 1. A session that reported after the active packet, and recently, is at work on it.
+/**
+ * Rule 1 alone: a session that reported after the active packet, and recently, is at work on
+ * it, whatever else the card holds. A session report's answer needs nothing more when it holds.
+ */
+export function sessionAtWork(input: Pick<ColumnInput, "now" | "staleMs" | "activeReceivedAt" | "lastSession">): ColumnDecision | null {
+  const { now, staleMs, activeReceivedAt, lastSession } = input;
   if (lastSession && lastSession.kind !== "session_ended" && lastSession.at > activeReceivedAt && now - lastSession.at <= staleMs) {
     return { column: "running", reason: `a session reported ${lastSession.kind.replace("_", " ")} after the last packet`, stale: false };
   }
+  return null;
+}
+
+export function decideColumn(input: ColumnInput): ColumnDecision {
+  const { staleMs, decision } = input;
+  const stale = isStale(input);
+
+  // 1. A session that reported after the active packet, and recently, is at work on it.
+  const atWork = sessionAtWork(input);
+  if (atWork) return atWork;
   // 2. Without a decision, anything that needs a person puts the card in front of one; never stale.
   if (!decision) {
     const needs = input.flags.filter((flag) => NEEDS_PERSON_FLAGS.has(flag));

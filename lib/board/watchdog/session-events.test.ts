@@ -200,6 +200,36 @@ describe("POST /api/v1/threads/{key}/events", () => {
   });
 });
 
+describe("the answer's column", () => {
+  /** The card as the board places it: column and reason. */
+  async function placed(key: string) {
+    const board = await loadBoard(threadFiltersSchema.parse({}));
+    const card = board.columns.flatMap((column) => column.cards).find((candidate) => candidate.key === key);
+    return { column: card?.column ?? null, column_reason: card?.column_reason ?? null };
+  }
+
+  it("is the board's placement, whether the session is at work or not", async () => {
+    const critical = { open_risks: [{ severity: "critical", detail: "drops the users table" }] };
+    const cases: { name: string; extra?: Record<string, unknown>; reports: Record<string, unknown>[]; column: string }[] = [
+      { name: "heartbeat", reports: [{ kind: "heartbeat" }], column: "running" },
+      { name: "critical-then-heartbeat", extra: critical, reports: [{ kind: "heartbeat" }], column: "running" },
+      { name: "critical-then-ended", extra: critical, reports: [{ kind: "session_started" }, { kind: "session_ended" }], column: "needs_you" },
+      // Sent before the packet arrived (ten minutes ago): the session is not at work on it.
+      { name: "heartbeat-before-packet", extra: critical, reports: [{ kind: "heartbeat", at: ago(15 * 60_000) }], column: "needs_you" },
+      // An older report changes nothing; the later one the thread holds still places it.
+      { name: "older-report", reports: [{ kind: "heartbeat" }, { kind: "session_ended", at: ago(60_000) }], column: "running" },
+      { name: "quiet-heartbeat", reports: [{ kind: "heartbeat" }, { kind: "heartbeat" }], column: "running" },
+    ];
+    for (const { name, extra, reports, column } of cases) {
+      const key = await threadWithPacket(name, extra);
+      let answer!: SessionEventResultDto;
+      for (const report of reports) answer = await expectAnswer(await post(key, report), 200);
+      expect({ name, column: answer.column, column_reason: answer.column_reason }).toEqual({ name, ...(await placed(key)) });
+      expect({ name, column: answer.column }).toEqual({ name, column });
+    }
+  });
+});
+
 describe("report times", () => {
   it("refuses a report from more than half an hour ago (the ledger's time order must hold)", async () => {
     const key = await threadWithPacket("too-old");

@@ -2,7 +2,8 @@ import "server-only";
 import { LEDGER_CLOCK_SLACK_MS } from "../../views/timeline/ledger-window";
 import { z } from "zod";
 import { loadBoard } from "../board";
-import { COLUMNS } from "../columns";
+import { COLUMNS, sessionAtWork } from "../columns";
+import { config } from "../../server/config";
 import { inTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import { Prisma } from "../../generated/prisma/client";
@@ -83,11 +84,17 @@ interface ThreadRow {
   id: string;
   activeVersionId: string | null;
   project: string | null;
+  archived: boolean | number;
+  activeReceivedAt: string | number | null;
+  lastSessionKind: string | null;
+  lastSessionAt: string | number | null;
 }
 
 /** The thread a session event is about: it must have a packet, and be of the reporting token's project. */
 async function activeThread(sql: SqlExecutor, threadKey: string, project: string | null | undefined): Promise<ThreadRow & { activeVersionId: string }> {
-  const [thread] = await sql.query<ThreadRow>(Prisma.sql`SELECT "id", "activeVersionId", "project" FROM "Thread" WHERE "key" = ${threadKey}`);
+  const [thread] = await sql.query<ThreadRow>(
+    Prisma.sql`SELECT "id", "activeVersionId", "project", "archived", "activeReceivedAt", "lastSessionKind", "lastSessionAt" FROM "Thread" WHERE "key" = ${threadKey}`,
+  );
   if (!thread?.activeVersionId) {
     throw new BatonError(
       "not_found",
@@ -123,7 +130,7 @@ export async function recordSessionEvent(
   // last session without waiting for the writers' turn, which every packet takes (issue 15:
   // 50 heartbeats/s queued behind it on PostgreSQL). The check is repeated in turn below.
   const quiet = request.kind === "heartbeat" && (await heartbeatRecordedJustBefore(await sqlExecutor(), threadKey, at));
-  const { applied, recorded } = await inTransaction(
+  const { applied, recorded, thread, lastSession } = await inTransaction(
     async (tx) => {
       const sql = await sqlExecutor(tx);
       const thread = await activeThread(sql, threadKey, options.project);
@@ -131,6 +138,9 @@ export async function recordSessionEvent(
         Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
           WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
       );
+      // The thread's last session now: this report, or the later one it already held.
+      const lastSession =
+        changed === 1 ? { kind: request.kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt);
       const record = !quiet && (request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at)));
       if (record) {
         await appendLedgerEvents(
@@ -149,12 +159,12 @@ export async function recordSessionEvent(
           now,
         );
       }
-      return { applied: changed === 1, recorded: record };
+      return { applied: changed === 1, recorded: record, thread, lastSession };
     },
     { ledger: !quiet },
   );
   if (recorded) announceLedger();
-  const card = await findPlacedCard(threadKey, now.getTime());
+  const card = Number(thread.archived) ? null : (atWork(thread, lastSession, now.getTime()) ?? (await findPlacedCard(threadKey, now.getTime())));
   return sessionEventResultDto.parse({
     thread_key: threadKey,
     kind: request.kind,
@@ -167,6 +177,29 @@ export async function recordSessionEvent(
 }
 
 const NO_FILTERS = threadFiltersSchema.parse({});
+
+function storedSession(kind: string | null, at: string | number | null): SessionAtWorkInput["lastSession"] {
+  if (!kind || at === null) return null;
+  return { kind: z.enum(SESSION_EVENT_KINDS).parse(kind), at: new Date(at).getTime() };
+}
+
+type SessionAtWorkInput = Parameters<typeof sessionAtWork>[0];
+
+/**
+ * The column of a thread whose session is at work, from the thread's row alone: the board's
+ * first rule (lib/board/columns.ts) precedes every flag, so most heartbeats place their card
+ * without reading it (issue 15: 50 heartbeats/s each loading a card held the server at a core).
+ */
+function atWork(thread: ThreadRow, lastSession: SessionAtWorkInput["lastSession"], now: number): { column: "running"; column_reason: string } | null {
+  if (thread.activeReceivedAt === null) return null;
+  const decision = sessionAtWork({
+    now,
+    staleMs: config().BATON_STALE_HOURS * 3_600_000,
+    activeReceivedAt: new Date(thread.activeReceivedAt).getTime(),
+    lastSession,
+  });
+  return decision ? { column: "running", column_reason: decision.reason } : null;
+}
 
 async function findPlacedCard(threadKey: string, now: number) {
   const board = await loadBoard(NO_FILTERS, { now, keys: [threadKey] });
