@@ -1,5 +1,7 @@
 // Specs import lib/ server modules: first, let `server-only` resolve as on the server.
 import "./bin/server-only.js";
+import { readdirSync } from "node:fs";
+import path from "node:path";
 import { defineConfig } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./e2e/support/chromium";
 import { ADMIN_STATE } from "./e2e/support/people";
@@ -13,22 +15,23 @@ import { E2E_BASE_URL, E2E_PORT, E2E_RESULTS } from "./e2e/support/paths";
  * own (glance): run once, in the first pass. instances.spec.ts starts two instances on one PostgreSQL database: that pass only.
  *
  * When `npm test` runs both passes side by side (BATON_E2E_BOTH_PASSES=1, set by
- * scripts/test.ts), the specs whose subject is the browser (markup, colours, escaping, the
- * board's and thread page's controls, the CLI's output) run in one pass only, since their
- * database work is the same API calls the other specs and the Vitest PostgreSQL pass
- * already make on both; each set goes to the pass that keeps the two about equally long
- * (docs/decisions/049-browser-specs-run-once.md). A pass run alone runs them all.
+ * scripts/test.ts), every spec runs in one of them: their database work is the same API
+ * calls on either database, and the Vitest PostgreSQL pass tests it function by function.
+ * ON_POSTGRESQL_WHEN_BOTH are the PostgreSQL pass's (the stricter database for hostile text:
+ * it refuses U+0000), chosen so that both passes last about as long
+ * (docs/decisions/049-browser-specs-run-once.md). A pass run alone runs every spec it can.
  */
 const ON_POSTGRESQL = /^postgres(ql)?:\/\//.test(process.env.BATON_E2E_DATABASE_URL ?? "");
 const BOTH_PASSES = process.env.BATON_E2E_BOTH_PASSES === "1";
 /** These two are projects of their own (below), run before the app's specs. */
 const OWN_PROJECTS = ["first-run", "empty-board"];
 const SQLITE_SERVERS = ["busy-database", "crash-safety", "overload", "memory", "glance"];
-const ONCE_ON_SQLITE = ["board", "thread", "cli", "people"];
-const ONCE_ON_POSTGRESQL = ["a11y", "hostile-content", "arrival-order"];
+const ON_POSTGRESQL_WHEN_BOTH = ["a11y", "hostile-content", "arrival-order", "instances", "watchdog", "wait", "accounts", "api", "questions", "stream"];
+const specName = (file: string) => path.basename(file).replace(/\.spec\.ts$/, "");
+const appSpecs = readdirSync("e2e").filter((file) => file.endsWith(".spec.ts")).map(specName);
 const ignored = ON_POSTGRESQL
-  ? [...OWN_PROJECTS, ...SQLITE_SERVERS, ...(BOTH_PASSES ? ONCE_ON_SQLITE : [])]
-  : [...OWN_PROJECTS, "instances", ...(BOTH_PASSES ? ONCE_ON_POSTGRESQL : [])];
+  ? [...OWN_PROJECTS, ...SQLITE_SERVERS, ...(BOTH_PASSES ? appSpecs.filter((spec) => !ON_POSTGRESQL_WHEN_BOTH.includes(spec)) : [])]
+  : [...OWN_PROJECTS, "instances", ...(BOTH_PASSES ? ON_POSTGRESQL_WHEN_BOTH : [])];
 const APP_IGNORE = new RegExp(`(^|/)(${ignored.join("|")})\\.spec\\.ts$`);
 
 export default defineConfig({
