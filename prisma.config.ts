@@ -11,7 +11,7 @@ process.env.DATABASE_URL ??= "file:./data/baton.db";
 export default defineConfig({
   // A folder: one file per part of the system (docs/decisions/071-schema-folder.md).
   schema: path.join("prisma", "schema"),
-  // Beside the folder rather than inside it, where Prisma's migrate commands would look.
+  // Named, or `prisma migrate status` finds no migration once the schema is a folder.
   migrations: { path: path.join("prisma", "migrations") },
   experimental: { adapter: true },
   engine: "js",
