@@ -10,7 +10,7 @@ export const ANNOUNCE_CHANNEL = "baton_ledger";
 
 const SQLITE_PROVIDER = /provider\s*=\s*"sqlite"/;
 // `../../` from prisma/schema/; `../` in the history snapshots written before the folder.
-const SQLITE_OUTPUT = /output\s*=\s*"((?:\.\.\/)+)lib\/generated\/prisma"/;
+const SQLITE_OUTPUT = /output(\s*=\s*)"((?:\.\.\/)+)lib\/generated\/prisma"/;
 const SOURCE_OUTPUT = /output\s*=\s*"\.\.\/\.\.\/lib\/generated\/prisma"/;
 
 /** One file of a schema folder: its name (e.g. `threads.prisma`) and its text. */
@@ -34,7 +34,7 @@ export function joinSchemaFiles(files: readonly SchemaFile[]): string {
 export function postgresqlTwin(text: string): string {
   return text
     .replace(SQLITE_PROVIDER, 'provider = "postgresql"')
-    .replace(SQLITE_OUTPUT, (_, up: string) => `output = "../${up}lib/generated/prisma-postgresql"`);
+    .replace(SQLITE_OUTPUT, (_, equals: string, up: string) => `output${equals}"../${up}lib/generated/prisma-postgresql"`);
 }
 
 export function derivedHeader(name: string): string {
