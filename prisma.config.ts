@@ -9,7 +9,10 @@ process.env.PRISMA_QUERY_ENGINE_LIBRARY ??= fileURLToPath(import.meta.url);
 process.env.DATABASE_URL ??= "file:./data/baton.db";
 
 export default defineConfig({
-  schema: path.join("prisma", "schema.prisma"),
+  // A folder: one file per part of the system (docs/decisions/071-schema-folder.md).
+  schema: path.join("prisma", "schema"),
+  // Named, or `prisma migrate status` finds no migration once the schema is a folder.
+  migrations: { path: path.join("prisma", "migrations") },
   experimental: { adapter: true },
   engine: "js",
   adapter: async () => new PrismaBetterSQLite3({ url: process.env.DATABASE_URL! }),

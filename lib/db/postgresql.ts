@@ -39,7 +39,7 @@ export function listenOnEveryConnection(pool: pg.Pool): void {
 }
 
 export async function openPostgresql(url: string): Promise<PrismaClient> {
-  // Loaded only on PostgreSQL: a client generated from prisma/postgresql/schema.prisma,
+  // Loaded only on PostgreSQL: a client generated from prisma/postgresql/schema/,
   // the same models as the SQLite one (lib/db/migrate/schema-source.ts), so the same type.
   const [{ PrismaPg }, generated] = await Promise.all([
     import("@prisma/adapter-pg"),

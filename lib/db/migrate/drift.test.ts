@@ -5,17 +5,17 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresqlDatabase, testsRunOnPostgresql } from "@/testing/postgresql";
-import { generatedHeader, historyNames, migrationDigest, migrationKey, migrationNames, migrationSql, MIGRATION_DIRS, POSTGRESQL_SCHEMA, readHistory, readMigrationDigests, SOURCE_SCHEMA, wholeSchemaSql } from "./generate";
+import { generatedHeader, historyNames, migrationDigest, migrationKey, migrationNames, migrationSql, MIGRATION_DIRS, POSTGRESQL_SCHEMA_DIR, readHistory, readMigrationDigests, readSchemaFiles, readSource, SOURCE_SCHEMA_DIR, wholeSchemaSql } from "./generate";
 import { MIGRATIONS_DIR, POSTGRESQL_MIGRATIONS_DIR } from "./index";
 import { migratePostgresql } from "./postgresql";
 import { derivePostgresqlSchema, markerSql, modelMarkers } from "./schema-source";
 import { migrateSqlite } from "./sqlite";
 
 // The drift check of decision 023: the PostgreSQL schema, both migration folders
-// and the history of snapshots must all follow prisma/schema.prisma. Each failure
+// and the history of snapshots must all follow prisma/schema/ (decision 071). Each failure
 // says which command puts it right.
 
-const source = readFileSync(SOURCE_SCHEMA, "utf8");
+const source = readSource();
 const scratch = mkdtempSync(path.join(tmpdir(), "baton-drift-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -24,8 +24,8 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const inSqlitePass = !testsRunOnPostgresql();
 
 describe.runIf(inSqlitePass)("one schema source", () => {
-  it("derives prisma/postgresql/schema.prisma from prisma/schema.prisma (else run `npm run db:schemas`)", () => {
-    expect(readFileSync(POSTGRESQL_SCHEMA, "utf8")).toBe(derivePostgresqlSchema(source));
+  it("derives prisma/postgresql/schema/ from prisma/schema/, file by file (else run `npm run db:schemas`)", () => {
+    expect(readSchemaFiles(POSTGRESQL_SCHEMA_DIR)).toEqual(derivePostgresqlSchema(readSchemaFiles(SOURCE_SCHEMA_DIR)));
   });
 
   it("has a migration for the current source (else run `npm run db:schemas -- --new <name>`)", () => {
@@ -60,7 +60,7 @@ describe.runIf(inSqlitePass)("one schema source", () => {
   }, 60_000);
 
   it("reads the markers and refuses to drop one silently", () => {
-    expect(modelMarkers(source)).toEqual({ appendOnly: ["PacketVersion", "LedgerEvent", "HumanRevision"], announced: ["LedgerEvent"] });
+    expect(modelMarkers(source)).toEqual({ appendOnly: ["HumanRevision", "LedgerEvent", "PacketVersion"], announced: ["LedgerEvent"] });
     const unmarked = source.replace("/// @append-only\n/// @announced\nmodel LedgerEvent", "model LedgerEvent");
     expect(() => markerSql("sqlite", source, unmarked)).toThrow(/hand-written migration/);
     expect(markerSql("sqlite", null, source)).toContain(`CREATE TRIGGER "LedgerEvent_no_delete"`);

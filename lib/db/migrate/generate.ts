@@ -6,19 +6,19 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { migrationFolderNames } from "./migration-folders";
-import { derivePostgresqlSchema, markerSql, type Dialect } from "./schema-source";
+import { joinSchemaFiles, markerSql, postgresqlTwin, type Dialect, type SchemaFile } from "./schema-source";
 
 /**
- * Generating the two databases' schema files and migrations from the one
+ * Generating the two databases' schema folders and migrations from the one
  * source (lib/db/migrate/schema-source.ts). prisma/history/<migration>.prisma
- * keeps the source as of each migration, so a migration's SQL is always the
+ * keeps the source as of each migration (the folder as one text), so a migration's SQL is always the
  * difference between two snapshots, computed by `prisma migrate diff` (which
  * works offline with the WebAssembly engines) plus what the markers say.
  */
 
 export const PRISMA_DIR = fileURLToPath(new URL("../../../prisma", import.meta.url));
-export const SOURCE_SCHEMA = path.join(PRISMA_DIR, "schema.prisma");
-export const POSTGRESQL_SCHEMA = path.join(PRISMA_DIR, "postgresql", "schema.prisma");
+export const SOURCE_SCHEMA_DIR = path.join(PRISMA_DIR, "schema");
+export const POSTGRESQL_SCHEMA_DIR = path.join(PRISMA_DIR, "postgresql", "schema");
 export const HISTORY_DIR = path.join(PRISMA_DIR, "history");
 export const MIGRATION_DIRS: Record<Dialect, string> = {
   sqlite: path.join(PRISMA_DIR, "migrations"),
@@ -33,6 +33,24 @@ export const MIGRATION_DIRS: Record<Dialect, string> = {
 export const MIGRATION_DIGESTS = path.join(PRISMA_DIR, "migrations.sha256");
 
 const PRISMA_CLI = fileURLToPath(new URL("../../../node_modules/prisma/build/index.js", import.meta.url));
+
+/** The .prisma files of a schema folder, in name order. */
+export function readSchemaFiles(dir: string): SchemaFile[] {
+  const entries = readdirSync(dir, { withFileTypes: true });
+  // Prisma would read a subfolder's files too; the snapshots and the derived folder would not.
+  const folder = entries.find((entry) => entry.isDirectory());
+  if (folder) throw new Error(`${path.relative(process.cwd(), dir)}/${folder.name}: a schema folder takes .prisma files only, no subfolders`);
+  return entries
+    .filter((entry) => entry.name.endsWith(".prisma"))
+    .map((entry) => entry.name)
+    .sort()
+    .map((name) => ({ name, text: readFileSync(path.join(dir, name), "utf8") }));
+}
+
+/** prisma/schema/ as one text: what a new history snapshot keeps. */
+export function readSource(): string {
+  return joinSchemaFiles(readSchemaFiles(SOURCE_SCHEMA_DIR));
+}
 
 /** Names of the snapshots in prisma/history, oldest first. */
 export function historyNames(): string[] {
@@ -52,7 +70,7 @@ export function migrationNames(dialect: Dialect): string[] {
 }
 
 function schemaFor(dialect: Dialect, source: string): string {
-  return dialect === "sqlite" ? source : derivePostgresqlSchema(source);
+  return dialect === "sqlite" ? source : postgresqlTwin(source);
 }
 
 /** `prisma migrate diff` between two schema texts (from null: an empty database). */

@@ -1,6 +1,7 @@
 /**
- * One schema source, two databases: the PostgreSQL schema derived from prisma/schema.prisma,
- * and the SQL of its `/// @append-only` and `/// @announced` markers (docs/decisions/023-postgresql.md, 1-2).
+ * One schema source, two databases: the PostgreSQL schema derived from prisma/schema/ (a folder of
+ * files, docs/decisions/071-schema-folder.md), and the SQL of its `/// @append-only` and
+ * `/// @announced` markers (docs/decisions/023-postgresql.md, 1-2).
  */
 
 export type Dialect = "sqlite" | "postgresql";
@@ -8,23 +9,47 @@ export type Dialect = "sqlite" | "postgresql";
 export const ANNOUNCE_CHANNEL = "baton_ledger";
 
 const SQLITE_PROVIDER = /provider\s*=\s*"sqlite"/;
-const SQLITE_OUTPUT = /output\s*=\s*"\.\.\/lib\/generated\/prisma"/;
+// `../../` from prisma/schema/; `../` in the history snapshots written before the folder.
+const SQLITE_OUTPUT = /output(\s*=\s*)"((?:\.\.\/)+)lib\/generated\/prisma"/;
+const SOURCE_OUTPUT = /output\s*=\s*"\.\.\/\.\.\/lib\/generated\/prisma"/;
 
-export const DERIVED_HEADER =
-  "// GENERATED from prisma/schema.prisma by `npm run db:schemas`; do not edit.\n" +
-  "// The PostgreSQL twin of the source schema: same models, another provider.\n\n";
+/** One file of a schema folder: its name (e.g. `threads.prisma`) and its text. */
+export interface SchemaFile {
+  name: string;
+  text: string;
+}
 
-/** The PostgreSQL schema file's text for a source schema's text. */
-export function derivePostgresqlSchema(source: string): string {
-  if (!SQLITE_PROVIDER.test(source)) throw new Error('the source schema must say provider = "sqlite"');
-  if (!SQLITE_OUTPUT.test(source)) throw new Error('the source schema must say output = "../lib/generated/prisma"');
+/**
+ * A schema folder as one text, the files in name order: what Prisma reads as one schema, what the
+ * markers and the migrations are computed from, and what a history snapshot keeps.
+ */
+export function joinSchemaFiles(files: readonly SchemaFile[]): string {
+  return [...files]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((file) => file.text)
+    .join("\n");
+}
+
+/** A schema text on PostgreSQL: another provider and, one folder deeper, a client of its own. */
+export function postgresqlTwin(text: string): string {
+  return text
+    .replace(SQLITE_PROVIDER, 'provider = "postgresql"')
+    .replace(SQLITE_OUTPUT, (_, equals: string, up: string) => `output${equals}"../${up}lib/generated/prisma-postgresql"`);
+}
+
+export function derivedHeader(name: string): string {
   return (
-    DERIVED_HEADER +
-    source
-      .replace(SQLITE_PROVIDER, 'provider = "postgresql"')
-      // One folder deeper (prisma/postgresql/), and a client of its own.
-      .replace(SQLITE_OUTPUT, 'output = "../../lib/generated/prisma-postgresql"')
+    `// GENERATED from prisma/schema/${name} by \`npm run db:schemas\`; do not edit.\n` +
+    "// The PostgreSQL twin of the source schema: same models, another provider.\n\n"
   );
+}
+
+/** The files of prisma/postgresql/schema/ for the files of prisma/schema/ (same names). */
+export function derivePostgresqlSchema(files: readonly SchemaFile[]): SchemaFile[] {
+  const withProvider = files.filter((file) => SQLITE_PROVIDER.test(file.text));
+  if (withProvider.length !== 1) throw new Error('exactly one file of the source schema must say provider = "sqlite"');
+  if (!SOURCE_OUTPUT.test(withProvider[0]!.text)) throw new Error('the source schema must say output = "../../lib/generated/prisma"');
+  return files.map((file) => ({ name: file.name, text: derivedHeader(file.name) + postgresqlTwin(file.text) }));
 }
 
 export interface ModelMarkers {
