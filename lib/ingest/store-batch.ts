@@ -4,7 +4,7 @@ import { BatonError } from "../core/errors";
 import { Prisma } from "../generated/prisma/client";
 import { newId } from "../db/ids";
 import type { Flag } from "../contract/lint";
-import { appendLedgerEvents, type NewLedgerEvent } from "../events/ledger";
+import { appendLedgerEvents, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
 import { packetUsageRows, recordBudgetCrossings, USAGE_COLUMNS } from "../views/usage/ingest-usage";
 import { inChunks, insertRows, updateOnConflict } from "../db/sql";
@@ -48,6 +48,11 @@ async function readExistingVersions(sql: SqlExecutor, hashes: string[]): Promise
   );
 }
 
+/** An event about a version already stored, told again by a duplicate's arrival. */
+function eventOnVersion(existing: StoredVersion, kind: LedgerKind, actor: string, data: Record<string, unknown>): NewLedgerEvent {
+  return { kind, threadKey: existing.threadKey, versionId: existing.id, actor, data };
+}
+
 /**
  * Reports sent with a duplicate are stored when its version has none yet (it arrived
  * without them, e.g. over curl, then came again from `baton push`); never replaced.
@@ -61,13 +66,7 @@ function attachReports(
   if (existing.hasReports || !item.reports.length) return;
   existing.hasReports = true;
   for (const report of item.reports) reportRows.push([existing.id, report.ref, report.json, report.bytes]);
-  pushEvent(item.receivedAt, {
-    kind: "packet_reports_attached",
-    threadKey: existing.threadKey,
-    versionId: existing.id,
-    actor: item.source.actor,
-    data: { reports: item.reports.map((report) => report.ref) },
-  });
+  pushEvent(item.receivedAt, eventOnVersion(existing, "packet_reports_attached", item.source.actor, { reports: item.reports.map((report) => report.ref) }));
 }
 
 /**
@@ -85,13 +84,7 @@ function recordLocation(
   if (existing.located || source.kind !== "file" || !source.sourcePath || !source.workspaceRoot) return false;
   existing.located = true;
   locationRows.push([existing.id, source.sourcePath, source.workspaceRoot, receivedAt]);
-  pushEvent(receivedAt, {
-    kind: "packet_located",
-    threadKey: existing.threadKey,
-    versionId: existing.id,
-    actor: source.actor,
-    data: { source_path: source.sourcePath, workspace_root: source.workspaceRoot },
-  });
+  pushEvent(receivedAt, eventOnVersion(existing, "packet_located", source.actor, { source_path: source.sourcePath, workspace_root: source.workspaceRoot }));
   return true;
 }
 
