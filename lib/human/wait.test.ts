@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import * as threadHandoff from "@/app/api/v1/threads/[key]/handoff/route";
-import { MAX_WAITS_PER_READER, readerChecksStatus, RECHECK_INTERVAL_MS, setRecheckIntervalForTests } from "../auth/reader-checks";
+import { MAX_WAITS_PER_READER, readerChecksStatus, RECHECK_INTERVAL_MS } from "../auth/reader-checks";
+import { withQuickRechecks } from "@/testing/reader-checks";
 import type { Person } from "../auth/roles";
 import { endSession, startSession } from "../auth/sessions";
 import { createApiToken, revokeApiToken } from "../auth/tokens";
@@ -241,16 +242,6 @@ async function answeredWithin({ answer }: { answer: Promise<Response> }, since: 
   expect(answered, `still waiting ${CUT_OFF_MS} ms after the reader lost its access`).not.toBe("pending");
   expect(performance.now() - since).toBeLessThan(CUT_OFF_MS);
   return answered as Response;
-}
-
-/** Runs `test` with waits re-checked every 50 ms, then puts the production interval back. */
-async function withQuickRechecks(test: () => Promise<void>): Promise<void> {
-  const restore = setRecheckIntervalForTests(50);
-  try {
-    await test();
-  } finally {
-    restore();
-  }
 }
 
 /** The wait's answer after `loseAccess` ran, failing if it has not come `CUT_OFF_MS` after it began. */
