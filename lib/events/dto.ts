@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../core/iso-time";
 
 /** What the browser and the API see of the ledger: no database code here (lib/events/ledger.ts writes it). */
 
@@ -77,7 +78,7 @@ export function threadsNamedBy(events: readonly { kind: LedgerKind; thread_key: 
 
 export const ledgerEventDto = z.object({
   seq: z.number().int(),
-  at: z.string(),
+  at: isoTime,
   kind: z.enum(LEDGER_KINDS),
   thread_key: z.string().nullable(),
   packet_id: z.string().nullable(),
