@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../core/iso-time";
 import { roleSchema } from "./roles";
 import { tokenScopeSchema } from "./token-scopes";
 
@@ -13,7 +14,7 @@ export const userDtoSchema = z.object({
   id: z.string(),
   username: z.string(),
   role: roleSchema,
-  created_at: z.string(),
+  created_at: isoTime,
   disabled: z.boolean(),
 });
 export type UserDto = z.infer<typeof userDtoSchema>;
@@ -26,9 +27,9 @@ export const tokenSummarySchema = z.object({
   scopes: z.array(tokenScopeSchema),
   /** The project the token is bound to (its packets take it; it writes only that project's threads), or null. */
   project: z.string().nullable(),
-  created_at: z.string(),
-  last_used_at: z.string().nullable(),
-  revoked_at: z.string().nullable(),
+  created_at: isoTime,
+  last_used_at: isoTime.nullable(),
+  revoked_at: isoTime.nullable(),
 });
 export type TokenSummary = z.infer<typeof tokenSummarySchema>;
 

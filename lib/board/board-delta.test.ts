@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GET as streamRoute } from "@/app/api/v1/stream/route";
+import { closeStreams, expectStreamRefused, openStream, openViewers, readAfter } from "@/testing/view-streams";
 import { createApiToken } from "../auth/tokens";
 import { createFirstAdmin } from "../auth/users";
 import type { Person } from "../auth/roles";
 import { eventsAfter, headSeq, readDelta } from "@/testing/ledger-deltas";
 import { THREADLESS_KINDS } from "../events/dto";
-import { openStreamCount } from "../events/ledger-stream";
 import { decide } from "../human/actions";
 import { ingestPacket } from "../ingest/ingest";
 import { applyBoardDelta } from "../browser/board-delta";
@@ -135,20 +134,14 @@ const deltaFor = (response: Response, thread: string) =>
   }, thread);
 
 describe("GET /api/v1/stream?board=", () => {
-  const open = (query: string, signal: AbortSignal) =>
-    streamRoute(new Request(`http://127.0.0.1:3000/api/v1/stream${query}`, { headers: { authorization: `Bearer ${token}` }, signal }));
-
   it("sends every viewer the changed card, computed once for all of them", async () => {
     await ingest("s-live");
     const abort = new AbortController();
-    const streams = await Promise.all([open("?board=", abort.signal), open("?board=", abort.signal), open("?board=", abort.signal)]);
-    const plain = await open("", abort.signal);
+    const streams = await openViewers(token, "?board=", 3, abort.signal);
+    const plain = await openStream(token, "", abort.signal);
     try {
-      expect(streams.map((response) => response.status)).toEqual([200, 200, 200]);
       const computedBefore = boardDeltasComputed();
-      const reading = streams.map((response) => deltaFor(response, "s-live"));
-      await ingest("s-live", { next_action: "seen live by all three" });
-      const deltas = await Promise.all(reading);
+      const deltas = await readAfter(streams, (response) => deltaFor(response, "s-live"), () => ingest("s-live", { next_action: "seen live by all three" }));
       for (const { delta } of deltas) {
         expect(delta.upserts.find((card) => card.key === "s-live")!.active_packet.next_action).toBe("seen live by all three");
       }
@@ -157,19 +150,13 @@ describe("GET /api/v1/stream?board=", () => {
       const text = await Promise.race([plain.body!.getReader().read(), new Promise((resolve) => setTimeout(() => resolve(null), 200))]);
       expect(new TextDecoder().decode((text as { value?: Uint8Array } | null)?.value ?? new Uint8Array())).not.toContain("event: delta");
     } finally {
-      abort.abort();
-      await Promise.all([...streams, plain].map((response) => response.body?.cancel().catch(() => undefined)));
+      await closeStreams(abort, [...streams, plain]);
     }
-    await expect.poll(() => openStreamCount()).toBe(0);
   });
 
   it("refuses filters it does not accept, naming the field", async () => {
     const abort = new AbortController();
-    const response = await open(`?board=${encodeURIComponent("severity=urgent")}`, abort.signal);
-    expect(response.status).toBe(400);
-    const body = (await response.json()) as { error: { code: string; message: string } };
-    expect(body.error.code).toBe("invalid_request");
-    expect(body.error.message).toContain("board.severity");
-    expect(openStreamCount()).toBe(0);
+    const response = await openStream(token, `?board=${encodeURIComponent("severity=urgent")}`, abort.signal);
+    await expectStreamRefused(response, "board.severity");
   });
 });

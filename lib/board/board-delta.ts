@@ -1,6 +1,5 @@
 import "server-only";
-import { z } from "zod";
-import { BatonError } from "../core/errors";
+import { viewStreamQuery, viewStreamQuerySchema } from "../events/view-stream-query";
 import { threadsNamedBy, type LedgerEventDto } from "../events/dto";
 import { sharedFramesMade, viewDeltaFrame } from "../events/shared-frames";
 import { threadFiltersSchema, type ThreadFilters } from "../views/threads/filters";
@@ -19,17 +18,11 @@ import { readActiveThreadsAround } from "./watchdog/findings";
 export const boardDeltasComputed = sharedFramesMade;
 
 /** `?board=` of GET /api/v1/stream: the board's filters as its page URL has them (`q=…&severity=high`); empty for none. */
-export const boardStreamQuerySchema = z.object({
-  board: z.string().max(2_000, "board accepts at most 2,000 characters (the board's filters as a query string)").optional(),
-});
+export const boardStreamQuerySchema = viewStreamQuerySchema("board", "the board's filters as a query string");
 
 /** The filters named by `?board=`, or null when the stream does not ask for board deltas; 400 for bad filters. */
 export function boardStreamFilters(board: string | undefined): ThreadFilters | null {
-  if (board === undefined) return null;
-  const parsed = threadFiltersSchema.safeParse(Object.fromEntries(new URLSearchParams(board)));
-  if (parsed.success) return parsed.data;
-  const fields = parsed.error.issues.map((issue) => ({ field: `board.${issue.path.join(".")}`, problem: issue.message }));
-  throw new BatonError("invalid_request", `Bad board: ${fields.map((f) => `${f.field} ${f.problem}`).join("; ")}.`, { fields });
+  return viewStreamQuery("board", board, threadFiltersSchema);
 }
 
 /** The card changes `events` made on a board with `filters`, placed now. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../core/iso-time";
 import { threadCardDto } from "../views/threads/dto";
 import { verdictSummaryDto } from "../views/verdict/dto";
 import { COLUMNS } from "./columns";
@@ -23,7 +24,7 @@ export const boardCardDto = threadCardDto.extend({
 export type BoardCardDto = z.infer<typeof boardCardDto>;
 
 export const boardDto = z.object({
-  generated_at: z.string(),
+  generated_at: isoTime,
   stale_hours: z.number(),
   total: z.number().int(),
   /** False when columns carry only their first cards (the server's first paint); counts are always whole. */
@@ -45,7 +46,7 @@ export const boardDeltaDto = z.object({
   /** The last ledger seq of the batch it answers. */
   seq: z.number().int(),
   /** When the cards were placed (the board's `generated_at`: ages are measured from it). */
-  generated_at: z.string(),
+  generated_at: isoTime,
   /** Cards to put in place, whole (column and sort keys included): changed, or newly matching the filters. */
   upserts: z.array(boardCardDto),
   /** Keys of cards to take off: archived, or no longer matching the filters. */

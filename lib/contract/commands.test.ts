@@ -1,26 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { commandText, joinArgv, parseTextArgv } from "./commands";
+import { itTransforms } from "@/testing/text-cases";
 
 describe("commandText", () => {
-  it("turns the text form of a Python argv list into a command line", () => {
-    expect(commandText("['ruff', 'check', 'api/billing']")).toBe("ruff check api/billing");
-    expect(commandText('["pytest", "-x"]')).toBe("pytest -x");
-    expect(commandText(" [ 'pytest' , '-k', \"a b\" ] ")).toBe("pytest -k 'a b'");
-  });
-
-  it("joins argv arrays, quoting arguments a shell would split", () => {
-    expect(commandText(["npm", "run", "typecheck"])).toBe("npm run typecheck");
-    expect(commandText(["git", "commit", "-m", "fix it"])).toBe("git commit -m 'fix it'");
-    expect(commandText(["echo", "it's"])).toBe("echo 'it'\\''s'");
-    expect(commandText(["printf", ""])).toBe("printf ''");
-    expect(commandText(["ls", "$HOME", "a;b"])).toBe("ls '$HOME' 'a;b'");
-  });
-
-  it("keeps ordinary command text as it is", () => {
-    expect(commandText("pytest api/billing -k rounding")).toBe("pytest api/billing -k rounding");
-    expect(commandText("[ -f x ] && echo y")).toBe("[ -f x ] && echo y");
-    expect(commandText("['unterminated', 'list'")).toBe("['unterminated', 'list'");
-  });
+  itTransforms(commandText, [
+    ["turns the text form of a Python argv list into a command line", [["['ruff', 'check', 'api/billing']", "ruff check api/billing"], ['["pytest", "-x"]', "pytest -x"], [" [ 'pytest' , '-k', \"a b\" ] ", "pytest -k 'a b'"]]],
+    ["joins argv arrays, quoting arguments a shell would split", [[["npm", "run", "typecheck"], "npm run typecheck"], [["git", "commit", "-m", "fix it"], "git commit -m 'fix it'"], [["echo", "it's"], "echo 'it'\\''s'"], [["printf", ""], "printf ''"], [["ls", "$HOME", "a;b"], "ls '$HOME' 'a;b'"]]],
+    ["keeps ordinary command text as it is", [["pytest api/billing -k rounding", "pytest api/billing -k rounding"], ["[ -f x ] && echo y", "[ -f x ] && echo y"], ["['unterminated', 'list'", "['unterminated', 'list'"]]],
+  ]);
 });
 
 describe("parseTextArgv", () => {

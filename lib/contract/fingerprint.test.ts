@@ -1,32 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { normaliseRiskDetail, riskFingerprint } from "./fingerprint";
 import { preparePacket } from "./prepare";
+import { itTransforms } from "@/testing/text-cases";
 
 describe("normaliseRiskDetail", () => {
-  it("lowercases and collapses whitespace", () => {
-    expect(normaliseRiskDetail("  Dead-Letter  path\n\tNEVER exercised ")).toBe("dead-letter path never exercised");
-  });
-
-  it("replaces digits-only tokens", () => {
-    expect(normaliseRiskDetail("prod plan shows 3 resources to destroy")).toBe("prod plan shows <n> resources to destroy");
-    expect(normaliseRiskDetail("review total 6 below 7")).toBe("review total <n> below <n>");
-  });
-
-  it("keeps digits that are part of a word or a version", () => {
-    expect(normaliseRiskDetail("v2 api and r1 and 1.5 and sha256")).toBe("v2 api and r1 and 1.5 and sha256");
-  });
-
-  it("replaces quoted paths, whatever the quote", () => {
-    expect(normaliseRiskDetail(`breaks "src/a/b.ts", 'lib/c.py' and \`x.json\``)).toBe("breaks <path>, <path> and <path>");
-  });
-
-  it("keeps quoted words that are not paths", () => {
-    expect(normaliseRiskDetail("grep for 'user-settings'")).toBe("grep for 'user-settings'");
-  });
-
-  it("keeps unquoted paths", () => {
-    expect(normaliseRiskDetail("off-scope: docs/billing.md")).toBe("off-scope: docs/billing.md");
-  });
+  itTransforms(normaliseRiskDetail, [
+    ["lowercases and collapses whitespace", [["  Dead-Letter  path\n\tNEVER exercised ", "dead-letter path never exercised"]]],
+    ["replaces digits-only tokens", [["prod plan shows 3 resources to destroy", "prod plan shows <n> resources to destroy"], ["review total 6 below 7", "review total <n> below <n>"]]],
+    ["keeps digits that are part of a word or a version", [["v2 api and r1 and 1.5 and sha256", "v2 api and r1 and 1.5 and sha256"]]],
+    ["replaces quoted paths, whatever the quote", [[`breaks "src/a/b.ts", 'lib/c.py' and \`x.json\``, "breaks <path>, <path> and <path>"]]],
+    ["keeps quoted words that are not paths", [["grep for 'user-settings'", "grep for 'user-settings'"]]],
+    ["keeps unquoted paths", [["off-scope: docs/billing.md", "off-scope: docs/billing.md"]]],
+  ]);
 });
 
 describe("riskFingerprint", () => {
@@ -36,34 +21,24 @@ describe("riskFingerprint", () => {
     expect(fp("anything")).toMatch(/^[0-9a-f]{24}$/);
   });
 
-  it("is the same across case and whitespace changes", () => {
-    expect(fp("Signature window is too wide")).toBe(fp("  signature   WINDOW is\ntoo wide "));
-  });
-
-  it("is the same across changed counts", () => {
-    expect(fp("3 tests still failing in billing")).toBe(fp("12 tests still failing in billing"));
-    expect(fp("router.ts has grown past 300 lines")).toBe(fp("router.ts has grown past 450 lines"));
-  });
-
-  it("is the same across changed quoted paths", () => {
-    expect(fp('flaky test in "test/a.spec.ts"')).toBe(fp("flaky test in 'test/b/c.spec.ts'"));
-  });
-
-  it("combines all normalisations", () => {
-    expect(fp('  2 Flaky tests in "test/a.spec.ts"')).toBe(fp("17 flaky   TESTS in `e2e/login.spec.ts`"));
-  });
+  itTransforms(fp, [
+    ["is the same across case and whitespace changes", [["Signature window is too wide", fp("  signature   WINDOW is\ntoo wide ")]]],
+    ["is the same across changed counts", [["3 tests still failing in billing", fp("12 tests still failing in billing")], ["router.ts has grown past 300 lines", fp("router.ts has grown past 450 lines")]]],
+    ["is the same across changed quoted paths", [['flaky test in "test/a.spec.ts"', fp("flaky test in 'test/b/c.spec.ts'")]]],
+    ["combines all normalisations", [['  2 Flaky tests in "test/a.spec.ts"', fp("17 flaky   TESTS in `e2e/login.spec.ts`")]]],
+  ]);
 
   it("differs for different risks", () => {
     const fingerprints = [
-      fp("dead-letter path never exercised"),
-      fp("signature tolerance window is 5 minutes"),
-      fp("router.ts has grown past 300 lines"),
-      fp("router.js has grown past 300 lines"),
-      fp("v1 endpoint removed"),
-      fp("v2 endpoint removed"),
-      fp("flaky test in 'user-settings'"),
-      fp("flaky test in 'admin-settings'"),
-    ];
+      "dead-letter path never exercised",
+      "signature tolerance window is 5 minutes",
+      "router.ts has grown past 300 lines",
+      "router.js has grown past 300 lines",
+      "v1 endpoint removed",
+      "v2 endpoint removed",
+      "flaky test in 'user-settings'",
+      "flaky test in 'admin-settings'",
+    ].map((detail) => fp(detail));
     expect(new Set(fingerprints).size).toBe(fingerprints.length);
   });
 

@@ -27,22 +27,27 @@ function expectBatonError(refuse: () => unknown, code: string): BatonError {
   return caught as BatonError;
 }
 
-const risksOf = (prepared: ReturnType<typeof preparePacket>) =>
-  (prepared.canonical.open_risks ?? []).map((risk) => [risk.severity, risk.detail]);
-const questionsOf = (prepared: ReturnType<typeof preparePacket>) =>
-  (prepared.canonical.questions_for_human ?? []).map((question) => question.question);
+/** What a person reads first of a mapped handoff: the next action and the later steps, the risks (severity, detail), the questions. */
+const readingOf = ({ canonical }: ReturnType<typeof preparePacket>) => ({
+  next_action: canonical.next_action?.text,
+  next_steps: canonical.extra.next_steps,
+  risks: (canonical.open_risks ?? []).map((risk) => [risk.severity, risk.detail]),
+  questions: (canonical.questions_for_human ?? []).map((question) => question.question),
+});
 const mappedFromOf = (prepared: ReturnType<typeof preparePacket>) => prepared.flags.find((flag) => flag.code === "mapped_from")?.reason;
 
 describe("the published shapes in testing/fixtures/formats", () => {
   it("HumanLayer create_handoff: front matter and sections", () => {
     const prepared = prepareFixture("humanlayer-create-handoff.md");
-    expect(prepared.canonical.next_action?.text).toBe("Add exponential back-off to the worker in `src/billing/worker.py` (base 30 s, cap 1 h).");
-    expect(prepared.canonical.extra.next_steps).toEqual([
-      "Write the integration test that kills the worker mid-claim and checks the invoice is claimed again.",
-      "Start phase 3 once phase 2 is merged.",
-    ]);
-    expect(risksOf(prepared)).toEqual([]);
-    expect(questionsOf(prepared)).toEqual(["Should invoices that fail 10 times page the on-call, or only show on the admin page?"]);
+    expect(readingOf(prepared)).toEqual({
+      next_action: "Add exponential back-off to the worker in `src/billing/worker.py` (base 30 s, cap 1 h).",
+      next_steps: [
+        "Write the integration test that kills the worker mid-claim and checks the invoice is claimed again.",
+        "Start phase 3 once phase 2 is merged.",
+      ],
+      risks: [],
+      questions: ["Should invoices that fail 10 times page the on-call, or only show on the admin page?"],
+    });
     expect(prepared.canonical).toMatchObject({
       agent: { name: "otter-agent" },
       project: "ledgerly",
@@ -61,22 +66,27 @@ describe("the published shapes in testing/fixtures/formats", () => {
 
   it("HANDOFF.md: next steps without the done ones, open questions, blockers as high risks", () => {
     const prepared = prepareFixture("HANDOFF.md");
-    expect(prepared.canonical.next_action?.text).toBe("Propagate deletes: listen for `document.deleted` and remove the entry from the index");
-    expect(prepared.canonical.extra.next_steps).toEqual(["Remove the old cron entry from the ops repository once deletes work"]);
-    expect(risksOf(prepared)).toEqual([["high", "The staging search cluster rejects our service account (403); ops ticket OPS-77 is open."]]);
-    expect(questionsOf(prepared)).toEqual(["Is it acceptable that search results lag writes by up to 30 seconds?", "Who owns the ops repository change?"]);
+    expect(readingOf(prepared)).toEqual({
+      next_action: "Propagate deletes: listen for `document.deleted` and remove the entry from the index",
+      next_steps: ["Remove the old cron entry from the ops repository once deletes work"],
+      risks: [["high", "The staging search cluster rejects our service account (403); ops ticket OPS-77 is open."]],
+      questions: ["Is it acceptable that search results lag writes by up to 30 seconds?", "Who owns the ops repository change?"],
+    });
     expect(mappedFromOf(prepared)).toMatch(/^Mapped from a Markdown handoff \(HANDOFF\.md, HANDOVER\.md\)/);
   });
 
   it("HANDOVER.md: risks with their severity words, failed attempts, fenced commands, 'None.' as nothing", () => {
     const prepared = prepareFixture("HANDOVER.md");
-    expect(prepared.canonical.next_action?.text).toBe("Remove the timeout fallback on the code screen and show an error instead.");
-    expect(risksOf(prepared)).toEqual([
-      ["high", "the code screen accepts any six digits when the API times out (fallback left from the prototype)."],
-      ["low", "the resend button can be pressed twice within a second."],
-      ["medium", "The analytics event for sign-in is sent twice on Android."],
-    ]);
-    expect(questionsOf(prepared)).toEqual([]);
+    expect(readingOf(prepared)).toEqual({
+      next_action: "Remove the timeout fallback on the code screen and show an error instead.",
+      next_steps: ["Try the `textContentType=\"oneTimeCode\"` attribute on the iOS input before any library change."],
+      risks: [
+        ["high", "the code screen accepts any six digits when the API times out (fallback left from the prototype)."],
+        ["low", "the resend button can be pressed twice within a second."],
+        ["medium", "The analytics event for sign-in is sent twice on Android."],
+      ],
+      questions: [],
+    });
     expect(prepared.canonical.commands_run?.map((command) => command.command)).toEqual([
       "npm run test:android",
       "npm run build:ios -- --configuration Debug",
@@ -87,13 +97,15 @@ describe("the published shapes in testing/fixtures/formats", () => {
 
   it("camelCase JSON: every contract name in camelCase, and sessionSummary, filesModified, nextSteps, blockers, openQuestions", () => {
     const prepared = prepareFixture("camel-case.json");
-    expect(prepared.canonical.next_action?.text).toBe("Backfill the style hash for tiles already in the shared cache");
-    expect(prepared.canonical.extra.next_steps).toEqual(["Lower the cache TTL back to 24 h once the backfill has run"]);
-    expect(risksOf(prepared)).toEqual([
-      ["high", "The shared cache has no bulk-rewrite API; a backfill must re-render every tile"],
-      ["medium", "Two styles share one hash when only their font stack differs"],
-    ]);
-    expect(questionsOf(prepared)).toEqual(["May the backfill run during business hours?"]);
+    expect(readingOf(prepared)).toEqual({
+      next_action: "Backfill the style hash for tiles already in the shared cache",
+      next_steps: ["Lower the cache TTL back to 24 h once the backfill has run"],
+      risks: [
+        ["high", "The shared cache has no bulk-rewrite API; a backfill must re-render every tile"],
+        ["medium", "Two styles share one hash when only their font stack differs"],
+      ],
+      questions: ["May the backfill run during business hours?"],
+    });
     expect(prepared.canonical).toMatchObject({
       session_id: "sess-7f3a",
       last_known_good_commit: "3b9d2e1",
@@ -110,13 +122,15 @@ describe("the published shapes in testing/fixtures/formats", () => {
 
   it("v0: next_steps[0] the next action and the rest in order, blockers as high risks, open_todos and decisions kept", () => {
     const prepared = prepareFixture("v0.json");
-    expect(prepared.canonical.next_action?.text).toBe("Ask infra to raise the load balancer idle timeout for /exports to 300 s");
-    expect(prepared.canonical.extra.next_steps).toEqual([
-      "Add a progress header so clients can show how far the export is",
-      "Remove export_v1 once the flag has been off for a week",
-    ]);
-    expect(risksOf(prepared)).toEqual([["high", "Exports over 2 GB still time out at the load balancer (60 s idle limit)"]]);
-    expect(questionsOf(prepared)).toEqual([]);
+    expect(readingOf(prepared)).toEqual({
+      next_action: "Ask infra to raise the load balancer idle timeout for /exports to 300 s",
+      next_steps: [
+        "Add a progress header so clients can show how far the export is",
+        "Remove export_v1 once the flag has been off for a week",
+      ],
+      risks: [["high", "Exports over 2 GB still time out at the load balancer (60 s idle limit)"]],
+      questions: [],
+    });
     expect(prepared.canonical.extra.open_todos).toEqual(["Delete the export_v1 flag after the next release", "Document the new Content-Disposition name"]);
     expect(prepared.canonical.extra.decisions).toHaveLength(2);
     expect(mappedFromOf(prepared)).toBe(

@@ -38,6 +38,21 @@ describe("example packets", () => {
     const hashes = files.map((file) => example(file).contentHash);
     expect(new Set(hashes).size).toBe(files.length);
   });
+
+  it.each([
+    ["lesson-shape.json", "has no flags and a task thread key", [], "task:T-014"],
+    ["workbench-shape.json", "has no flags and keys its thread by task before session", [], "task:T-022"],
+    [
+      "full-v1.json",
+      "is flagged only for its open questions, and threads by project@branch#topic",
+      [{ code: "open_questions", reason: "2 questions for a person, 1 blocking." }],
+      "acme/payments@feat/refund-webhooks#refund webhooks",
+    ],
+  ])("%s %s", (file, _what, flags, threadKey) => {
+    const prepared = example(file);
+    expect(prepared.flags).toEqual(flags);
+    expect(prepared.threadKey).toBe(threadKey);
+  });
 });
 
 describe("lesson-shape.json", () => {
@@ -114,11 +129,6 @@ describe("lesson-shape.json", () => {
     expect(canonical.created_at).toBeUndefined();
     expect(canonical.extra).toEqual({});
   });
-
-  it("has no flags and a task thread key", () => {
-    expect(prepared.flags).toEqual([]);
-    expect(prepared.threadKey).toBe("task:T-014");
-  });
 });
 
 describe("workbench-shape.json", () => {
@@ -135,11 +145,6 @@ describe("workbench-shape.json", () => {
     expect(prepared.canonical.failed_attempts).toEqual([]);
     expect(prepared.highestSeverity).toBeNull();
     expect(prepared.riskCounts).toEqual({ critical: 0, high: 0, medium: 0, low: 0, info: 0 });
-  });
-
-  it("has no flags and keys its thread by task before session", () => {
-    expect(prepared.flags).toEqual([]);
-    expect(prepared.threadKey).toBe("task:T-022");
   });
 });
 
@@ -218,11 +223,6 @@ describe("full-v1.json", () => {
     expect(canonical.verdict).toEqual({ passed: true, review_total: 8, review_verdict: "pass" });
     expect(canonical.clean_state).toEqual([]);
     expect(canonical.preconditions).toEqual(["outputs/verification/PAY-311.json", "docs/decisions/012-webhook-retries.md"]);
-  });
-
-  it("is flagged only for its open questions, and threads by project@branch#topic", () => {
-    expect(prepared.flags).toEqual([{ code: "open_questions", reason: "2 questions for a person, 1 blocking." }]);
-    expect(prepared.threadKey).toBe("acme/payments@feat/refund-webhooks#refund webhooks");
   });
 });
 

@@ -1,6 +1,29 @@
 import { z } from "zod";
+import { isoTime } from "../core/iso-time";
 
 /** What the browser and the API see of the ledger: no database code here (lib/events/ledger.ts writes it). */
+
+/** Kinds about people, tokens and sign-ins: never about a thread. */
+const ACCOUNT_KINDS = [
+  "token_created",
+  "token_revoked",
+  "user_created",
+  "user_role_changed",
+  "user_disabled",
+  "user_enabled",
+  "user_password_set",
+  "signed_in",
+  "signed_out",
+] as const;
+
+/** Kinds about webhooks and integrations: never about a thread. */
+const SETTINGS_KINDS = [
+  "webhook_created",
+  "webhook_changed",
+  "webhook_deleted",
+  "integration_created",
+  "integration_deleted",
+] as const;
 
 /** Every kind of ledger event. The ledger is append-only (enforced by triggers). */
 export const LEDGER_KINDS = [
@@ -11,15 +34,7 @@ export const LEDGER_KINDS = [
   "thread_reopened",
   "thread_archived",
   "ingest_error",
-  "token_created",
-  "token_revoked",
-  "user_created",
-  "user_role_changed",
-  "user_disabled",
-  "user_enabled",
-  "user_password_set",
-  "signed_in",
-  "signed_out",
+  ...ACCOUNT_KINDS,
   "human_approved",
   "human_intervened",
   "human_answered",
@@ -37,11 +52,7 @@ export const LEDGER_KINDS = [
   "thread_stale",
   "watchdog_duplicate_topic",
   "watchdog_commit_regressed",
-  "webhook_created",
-  "webhook_changed",
-  "webhook_deleted",
-  "integration_created",
-  "integration_deleted",
+  ...SETTINGS_KINDS,
   "code_host_pull_request",
   "code_host_ci",
   "code_host_review",
@@ -52,20 +63,8 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
 /** Kinds never about a thread: people, tokens, sign-ins, webhooks, integrations, rejected packets. */
 export const THREADLESS_KINDS: ReadonlySet<LedgerKind> = new Set<LedgerKind>([
   "ingest_error",
-  "token_created",
-  "token_revoked",
-  "user_created",
-  "user_role_changed",
-  "user_disabled",
-  "user_enabled",
-  "user_password_set",
-  "signed_in",
-  "signed_out",
-  "webhook_created",
-  "webhook_changed",
-  "webhook_deleted",
-  "integration_created",
-  "integration_deleted",
+  ...ACCOUNT_KINDS,
+  ...SETTINGS_KINDS,
 ]);
 
 /**
@@ -79,7 +78,7 @@ export function threadsNamedBy(events: readonly { kind: LedgerKind; thread_key: 
 
 export const ledgerEventDto = z.object({
   seq: z.number().int(),
-  at: z.string(),
+  at: isoTime,
   kind: z.enum(LEDGER_KINDS),
   thread_key: z.string().nullable(),
   packet_id: z.string().nullable(),

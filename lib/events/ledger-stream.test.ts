@@ -4,8 +4,8 @@ import {
   readerChecksStatus,
   RECHECK_INTERVAL_MS,
   recheckReaders,
-  setRecheckIntervalForTests,
 } from "../auth/reader-checks";
+import { withQuickRechecks } from "@/testing/reader-checks";
 import { endSession, sessionIdOf, startSession } from "../auth/sessions";
 import { createApiToken, revokeApiToken } from "../auth/tokens";
 import { changeUser, createFirstAdmin, createUser } from "../auth/users";
@@ -52,6 +52,17 @@ function streamRequest(headers: Record<string, string> = {}, query = "", signal?
 
 const withToken = (token = readToken, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, ...extra });
 const withSession = (secret = sessionSecret) => ({ cookie: `baton_session=${secret}`, "sec-fetch-site": "same-origin" });
+
+/** A token's stream request while the process holds its limit of open streams (the count set, then put back). */
+async function streamRequestAtProcessLimit(): Promise<Response> {
+  const counter = (globalThis as unknown as { __batonOpenStreams: { count: number } }).__batonOpenStreams;
+  counter.count = MAX_STREAMS_PER_PROCESS;
+  try {
+    return await handleStreamRequest(streamRequest(withToken()));
+  } finally {
+    counter.count = 0;
+  }
+}
 
 interface Message {
   id?: string;
@@ -276,16 +287,10 @@ describe("GET /api/v1/stream", () => {
   });
 
   it("answers 503 with Retry-After past the per-process limit", async () => {
-    const counter = (globalThis as unknown as { __batonOpenStreams: { count: number } }).__batonOpenStreams;
-    counter.count = MAX_STREAMS_PER_PROCESS;
-    try {
-      const response = await handleStreamRequest(streamRequest(withToken()));
-      expect(response.status).toBe(503);
-      expect(response.headers.get("retry-after")).toBe("5");
-      expect((await errorOf(response)).code).toBe("unavailable");
-    } finally {
-      counter.count = 0;
-    }
+    const response = await streamRequestAtProcessLimit();
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("5");
+    expect((await errorOf(response)).code).toBe("unavailable");
     expect(ledgerFeedStatus().subscribers).toBe(0);
   });
 });
@@ -300,6 +305,12 @@ async function openReady(headers: Record<string, string>) {
   const sse = sseReader(response);
   await sse.until((m) => m.event === "ready");
   return sse;
+}
+
+/** Expects `sse` to end within CUT_OFF_MS, its last comment saying why (`reason`). */
+async function endsWith(sse: Awaited<ReturnType<typeof openReady>>, reason: RegExp): Promise<void> {
+  await sse.ended(CUT_OFF_MS);
+  expect(sse.messages.at(-1)?.comment).toMatch(reason);
 }
 
 describe("GET /api/v1/stream: re-checking who reads", () => {
@@ -320,16 +331,14 @@ describe("GET /api/v1/stream: re-checking who reads", () => {
     expect((await errorOf(again)).code).toBe("unauthenticated");
   });
 
-  it("ends a session's open streams when it signs out, and only that session's", async () => {
-    const restore = setRecheckIntervalForTests(50);
-    try {
+  it("ends a session's open streams when it signs out, and only that session's", () =>
+    withQuickRechecks(async () => {
       const { secret } = await startSession(admin, "password");
       const signingOut = [await openReady(withSession(secret)), await openReady(withSession(secret))];
       const staying = await openReady(withSession());
       await endSession(secret);
       for (const sse of signingOut) {
-        await sse.ended(CUT_OFF_MS);
-        expect(sse.messages.at(-1)?.comment).toMatch(/^unauthenticated: Your session has ended/);
+        await endsWith(sse, /^unauthenticated: Your session has ended/);
       }
       // Other readers keep theirs.
       await recheckReaders();
@@ -339,58 +348,40 @@ describe("GET /api/v1/stream: re-checking who reads", () => {
 
       const again = await handleStreamRequest(streamRequest(withSession(secret)));
       expect(again.status).toBe(401);
-    } finally {
-      restore();
-    }
-  });
+    }));
 
-  it("ends a session's open stream when the session expires, or goes idle too long", async () => {
-    const restore = setRecheckIntervalForTests(50);
-    try {
+  it("ends a session's open stream when the session expires, or goes idle too long", () =>
+    withQuickRechecks(async () => {
       for (const data of [{ expiresAt: new Date(Date.now() - 1_000) }, { lastSeenAt: new Date(Date.now() - 8 * 24 * 3_600_000) }]) {
         const { secret } = await startSession(admin, "password");
         const sse = await openReady(withSession(secret));
         // Time passing, as the database sees it.
         await inTransaction((tx) => tx.session.update({ where: { id: sessionIdOf(secret) }, data }));
-        await sse.ended(CUT_OFF_MS);
-        expect(sse.messages.at(-1)?.comment).toMatch(/^unauthenticated: Your session has ended/);
+        await endsWith(sse, /^unauthenticated: Your session has ended/);
       }
-    } finally {
-      restore();
-    }
-  });
+    }));
 
-  it("ends a person's open stream when an admin disables them; the reconnect gets 401", async () => {
-    const restore = setRecheckIntervalForTests(50);
-    try {
+  it("ends a person's open stream when an admin disables them; the reconnect gets 401", () =>
+    withQuickRechecks(async () => {
       const viewer = await createUser(admin, { username: "stream-viewer", password: "a long enough password", role: "viewer" });
       const { secret } = await startSession({ id: viewer.id, username: viewer.username, role: viewer.role }, "password");
       const sse = await openReady(withSession(secret));
       await changeUser(admin, viewer.id, { disabled: true });
-      await sse.ended(CUT_OFF_MS);
-      expect(sse.messages.at(-1)?.comment).toMatch(/^unauthenticated: This account has been disabled/);
+      await endsWith(sse, /^unauthenticated: This account has been disabled/);
       const again = await handleStreamRequest(streamRequest(withSession(secret)));
       expect(again.status).toBe(401);
-    } finally {
-      restore();
-    }
-  });
+    }));
 
-  it("ends a token's open stream when it no longer has packets:read; the reconnect gets 403", async () => {
-    const restore = setRecheckIntervalForTests(50);
-    try {
+  it("ends a token's open stream when it no longer has packets:read; the reconnect gets 403", () =>
+    withQuickRechecks(async () => {
       const { token, summary } = await createApiToken("scope-lost-while-streaming", ["packets:read", "packets:write"]);
       const sse = await openReady(withToken(token));
       // No endpoint changes a token's scopes; a database edit stands in for one that would.
       await inTransaction((tx) => tx.apiToken.update({ where: { id: summary.id }, data: { scopes: "packets:write" } }));
-      await sse.ended(CUT_OFF_MS);
-      expect(sse.messages.at(-1)?.comment).toMatch(/^forbidden: This token no longer has the scope "packets:read"/);
+      await endsWith(sse, /^forbidden: This token no longer has the scope "packets:read"/);
       const again = await handleStreamRequest(streamRequest(withToken(token)));
       expect(again.status).toBe(403);
-    } finally {
-      restore();
-    }
-  });
+    }));
 
   it(`answers 429 past ${MAX_STREAMS_PER_READER} streams of one token, before the per-process limit; another token and a session still get theirs`, async () => {
     const { token } = await createApiToken("many-streams", ["packets:read"]);
@@ -423,14 +414,8 @@ describe("GET /api/v1/stream: re-checking who reads", () => {
   });
 
   it("holds the per-process limit for a reader under its own (503), and frees the reader's slot", async () => {
-    const counter = (globalThis as unknown as { __batonOpenStreams: { count: number } }).__batonOpenStreams;
-    counter.count = MAX_STREAMS_PER_PROCESS;
-    try {
-      const response = await handleStreamRequest(streamRequest(withToken()));
-      expect(response.status).toBe(503);
-      expect(readerChecksStatus()).toMatchObject({ readers: 0, streams: 0 });
-    } finally {
-      counter.count = 0;
-    }
+    const response = await streamRequestAtProcessLimit();
+    expect(response.status).toBe(503);
+    expect(readerChecksStatus()).toMatchObject({ readers: 0, streams: 0 });
   });
 });

@@ -6,7 +6,7 @@ import { SESSION_COOKIE, startSession } from "../auth/sessions";
 import type { Person } from "../auth/roles";
 import { BatonError } from "../core/errors";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
-import { checkResponses, defineRoute, reply, routeOf } from "./route";
+import { checkResponses, defineRoute, reply, routeOf, type HttpMethod, type RouteAuth, type RouteContext } from "./route";
 
 /** defineRoute over real requests, tokens and sessions: who is refused, what bad input is told, what a bad answer becomes. */
 
@@ -49,40 +49,16 @@ async function answer(response: Response): Promise<{ status: number; body: { err
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const okSchema = z.object({ ok: z.literal(true), who: z.string() });
+/** A route of the auth tests: under `auth`, it answers 200 `{ ok: true, who }`, naming who it served. */
+function whoRoute<const A extends RouteAuth>(method: HttpMethod, path: string, auth: A, who: (context: RouteContext<A, undefined, undefined, undefined>) => string) {
+  return defineRoute({ method, path, summary: "test", auth, response: { kind: "json", status: 200, schema: okSchema }, handler: (context) => ({ ok: true as const, who: who(context) }) });
+}
 
 describe("auth", () => {
-  const tokenRoute = defineRoute({
-    method: "POST",
-    path: "/test/token",
-    summary: "test",
-    auth: { kind: "token", scope: "packets:write" },
-    response: { kind: "json", status: 200, schema: okSchema },
-    handler: ({ token }) => ({ ok: true as const, who: token.name }),
-  });
-  const readerRoute = defineRoute({
-    method: "GET",
-    path: "/test/reader",
-    summary: "test",
-    auth: { kind: "reader" },
-    response: { kind: "json", status: 200, schema: okSchema },
-    handler: ({ reader }) => ({ ok: true as const, who: reader.kind === "token" ? reader.token.name : reader.person.username }),
-  });
-  const operatorRoute = defineRoute({
-    method: "POST",
-    path: "/test/operator",
-    summary: "test",
-    auth: { kind: "person", role: "operator" },
-    response: { kind: "json", status: 200, schema: okSchema },
-    handler: ({ person }) => ({ ok: true as const, who: person.username }),
-  });
-  const fromPagesRoute = defineRoute({
-    method: "POST",
-    path: "/test/pages",
-    summary: "test",
-    auth: { kind: "public", fromPages: true },
-    response: { kind: "json", status: 200, schema: okSchema },
-    handler: () => ({ ok: true as const, who: "anyone" }),
-  });
+  const tokenRoute = whoRoute("POST", "/test/token", { kind: "token", scope: "packets:write" }, ({ token }) => token.name);
+  const readerRoute = whoRoute("GET", "/test/reader", { kind: "reader" }, ({ reader }) => (reader.kind === "token" ? reader.token.name : reader.person.username));
+  const operatorRoute = whoRoute("POST", "/test/operator", { kind: "person", role: "operator" }, ({ person }) => person.username);
+  const fromPagesRoute = whoRoute("POST", "/test/pages", { kind: "public", fromPages: true }, () => "anyone");
 
   it("token: 401 without one, 403 without the scope, the handler with it", async () => {
     expect((await answer(await tokenRoute(request("/test/token", { method: "POST" })))).status).toBe(401);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Person } from "../auth/roles";
 import { loadBoard } from "../board/board";
 import { database, inTransaction, sqlExecutor } from "../db/client";
@@ -7,8 +7,7 @@ import { Prisma } from "../generated/prisma/client";
 import { ingestPacket } from "../ingest/ingest";
 import { expectBatonError } from "@/testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
-import { createTwoOperators } from "@/testing/people";
-import { scheduleWriteBack } from "./writeback/write-human-section";
+import { humanWritesSetup } from "@/testing/human-writes";
 import { threadFiltersSchema, threadListQuerySchema } from "../views/threads/filters";
 import { getMergedHandoff, getThreadDetail } from "../views/threads/queries";
 import { listThreads } from "../views/threads/flagged";
@@ -27,23 +26,15 @@ freshDatabaseForThisFile();
 
 let operator: Person;
 let colleague: Person;
-
-beforeAll(async () => {
-  ({ operator, colleague } = await createTwoOperators());
-});
+const threadsUsed = humanWritesSetup((people) => ({ operator, colleague } = people));
 
 let serial = 0;
-const threadsUsed: string[] = [];
 /** A thread key no other test uses. */
 function uniqueThread(name: string): string {
   const thread = `human/${name}-${++serial}`;
   threadsUsed.push(thread);
   return thread;
 }
-// Human writes queue a background write-back per thread; let those finish before the database goes.
-afterAll(async () => {
-  await scheduleWriteBack(threadsUsed);
-});
 
 const QUESTIONS = [
   "Which database should the cache use?",

@@ -1,30 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Person } from "../auth/roles";
 import { database } from "../db/client";
 import { ingestPacket } from "../ingest/ingest";
 import { expectBatonError } from "@/testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
-import { createTwoOperators } from "@/testing/people";
+import { humanWritesSetup } from "@/testing/human-writes";
 import { listOpenQuestions } from "../views/questions/inbox";
 import { answerShared, decide } from "./actions";
 import { undoAnswers } from "./undo";
-import { scheduleWriteBack } from "./writeback/write-human-section";
 
 freshDatabaseForThisFile();
 
 let operator: Person;
 let colleague: Person;
-
-beforeAll(async () => {
-  ({ operator, colleague } = await createTwoOperators());
-});
+const threadsUsed = humanWritesSetup((people) => ({ operator, colleague } = people));
 
 let serial = 0;
-const threadsUsed: string[] = [];
-// Human writes queue a background write-back per thread; let those finish before the database goes.
-afterAll(async () => {
-  await scheduleWriteBack(threadsUsed);
-});
 
 /** `count` threads asking the same question; answered together by `person`, as the inbox does. Returns what Undo would send. */
 async function answeredGroup(name: string, count: number, person = operator) {

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import * as threadHandoff from "@/app/api/v1/threads/[key]/handoff/route";
-import { MAX_WAITS_PER_READER, readerChecksStatus, RECHECK_INTERVAL_MS, setRecheckIntervalForTests } from "../auth/reader-checks";
+import { MAX_WAITS_PER_READER, readerChecksStatus, RECHECK_INTERVAL_MS } from "../auth/reader-checks";
+import { withQuickRechecks } from "@/testing/reader-checks";
 import type { Person } from "../auth/roles";
 import { endSession, startSession } from "../auth/sessions";
 import { createApiToken, revokeApiToken } from "../auth/tokens";
@@ -243,6 +244,13 @@ async function answeredWithin({ answer }: { answer: Promise<Response> }, since: 
   return answered as Response;
 }
 
+/** The wait's answer after `loseAccess` ran, failing if it has not come `CUT_OFF_MS` after it began. */
+async function answerOnceAccessLost(pending: { answer: Promise<Response> }, loseAccess: () => Promise<unknown>): Promise<Response> {
+  const started = performance.now();
+  await loseAccess();
+  return answeredWithin(pending, started);
+}
+
 describe("the waiting read: re-checking who waits", () => {
   it("ends a token's wait with 401 within 5 s of the token's revocation, at the production interval", async () => {
     // The re-check runs on setInterval (faked: the test moves it by the production interval; the reads stay real).
@@ -267,64 +275,48 @@ describe("the waiting read: re-checking who waits", () => {
     expect(error.message).toMatch(/revoked/);
   });
 
-  it("ends a session's wait with 401 when it signs out, and leaves another session's wait alone", async () => {
-    const restore = setRecheckIntervalForTests(50);
-    try {
+  it("ends a session's wait with 401 when it signs out, and leaves another session's wait alone", () =>
+    withQuickRechecks(async () => {
       const { key } = await newThread("signed-out");
       const leaving = await startSession(person, "password");
       const staying = await startSession(person, "password");
       const stayingAbort = new AbortController();
       const pending = await waiting(key, cookie(leaving.secret));
       const other = await waiting(key, cookie(staying.secret), stayingAbort.signal);
-      const started = performance.now();
-      await endSession(leaving.secret);
-      const response = await answeredWithin(pending, started);
+      const response = await answerOnceAccessLost(pending, () => endSession(leaving.secret));
       expect(response.status).toBe(401);
       expect((await errorOf(response)).message).toMatch(/session has ended/);
 
       expect(await settledWithin(other.answer, 200)).toBe("pending");
       stayingAbort.abort();
       expect((await other.answer).status).toBe(304);
-    } finally {
-      restore();
-    }
-  });
+    }));
 
-  it("ends a disabled person's wait with 401", async () => {
-    const restore = setRecheckIntervalForTests(50);
-    try {
+  it("ends a disabled person's wait with 401", () =>
+    withQuickRechecks(async () => {
       const { key } = await newThread("disabled");
       const viewer = await createUser(person, { username: "waiting-viewer", password: "a long enough password", role: "viewer" });
       const { secret } = await startSession({ id: viewer.id, username: viewer.username, role: viewer.role }, "password");
       const pending = await waiting(key, cookie(secret));
-      const started = performance.now();
-      await changeUser(person, viewer.id, { disabled: true });
-      const response = await answeredWithin(pending, started);
+      const response = await answerOnceAccessLost(pending, () => changeUser(person, viewer.id, { disabled: true }));
       expect(response.status).toBe(401);
       expect((await errorOf(response)).message).toMatch(/disabled/);
-    } finally {
-      restore();
-    }
-  });
+    }));
 
-  it("ends the wait of a token that lost packets:read with 403", async () => {
-    const restore = setRecheckIntervalForTests(50);
-    try {
+  it("ends the wait of a token that lost packets:read with 403", () =>
+    withQuickRechecks(async () => {
       const { key } = await newThread("scope-lost");
       const { token, summary } = await createApiToken("scope-lost", ["packets:read", "events:write"]);
       const pending = await waiting(key, bearer(token));
-      const started = performance.now();
       // No endpoint changes a token's scopes; a database edit stands in for one that would.
-      await inTransaction((tx) => tx.apiToken.update({ where: { id: summary.id }, data: { scopes: "events:write" } }));
-      const response = await answeredWithin(pending, started);
+      const response = await answerOnceAccessLost(pending, () =>
+        inTransaction((tx) => tx.apiToken.update({ where: { id: summary.id }, data: { scopes: "events:write" } })),
+      );
       expect(response.status).toBe(403);
       const error = await errorOf(response);
       expect(error.code).toBe("forbidden");
       expect(error.details).toMatchObject({ required_scope: "packets:read", token_scopes: ["events:write"] });
-    } finally {
-      restore();
-    }
-  });
+    }));
 
   it(`answers 429 past ${MAX_WAITS_PER_READER} waits of one token; another token still waits, and plain reads are not counted`, async () => {
     const { key } = await newThread("capped");

@@ -25,6 +25,11 @@ async function eventsFor(threadKey: string) {
   return db.ledgerEvent.findMany({ where: { threadKey }, orderBy: { seq: "asc" } });
 }
 
+/** The thread's ledger as [kind, version id] pairs, oldest first. */
+async function kindsAndVersionsOf(threadKey: string) {
+  return (await eventsFor(threadKey)).map((event) => [event.kind, event.versionId]);
+}
+
 async function threadRow(key: string) {
   const db = await database();
   return db.thread.findUniqueOrThrow({ where: { key } });
@@ -232,8 +237,7 @@ describe("ingestPacket", () => {
     expect((await threadRow(first.thread_key)).archived).toBe(false);
     expect(await board()).toEqual([first.thread_key]);
 
-    const events = await eventsFor(first.thread_key);
-    expect(events.map((event) => [event.kind, event.versionId])).toEqual([
+    expect(await kindsAndVersionsOf(first.thread_key)).toEqual([
       ["packet_received", first.packet_id],
       ["packet_received", archiving.packet_id],
       ["packet_superseded", first.packet_id],
@@ -257,8 +261,7 @@ describe("ingestPacket", () => {
     const thread = await threadRow(archiving.thread_key);
     expect(thread.archived).toBe(false);
     expect(thread.activeVersionId).toBe(archiving.packet_id);
-    const events = await eventsFor(archiving.thread_key);
-    expect(events.map((event) => [event.kind, event.versionId])).toEqual([
+    expect(await kindsAndVersionsOf(archiving.thread_key)).toEqual([
       ["packet_received", archiving.packet_id],
       ["thread_archived", archiving.packet_id],
       ["packet_received", late.packet_id],

@@ -4,7 +4,7 @@ import { BatonError } from "../core/errors";
 import { Prisma } from "../generated/prisma/client";
 import { newId } from "../db/ids";
 import type { Flag } from "../contract/lint";
-import { appendLedgerEvents, type NewLedgerEvent } from "../events/ledger";
+import { appendLedgerEvents, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
 import { packetUsageRows, recordBudgetCrossings, USAGE_COLUMNS } from "../views/usage/ingest-usage";
 import { inChunks, insertRows, updateOnConflict } from "../db/sql";
@@ -48,26 +48,28 @@ async function readExistingVersions(sql: SqlExecutor, hashes: string[]): Promise
   );
 }
 
+/** A duplicate's arrival: the packet again, the version already stored, and where the batch's events go. */
+interface DuplicateArrival {
+  item: PendingPacket;
+  existing: StoredVersion;
+  pushEvent: (at: Date, event: NewLedgerEvent) => void;
+}
+
+/** An event about the stored version, told by the duplicate's arrival. */
+function pushVersionEvent({ item, existing, pushEvent }: DuplicateArrival, kind: LedgerKind, data: Record<string, unknown>): void {
+  pushEvent(item.receivedAt, { kind, threadKey: existing.threadKey, versionId: existing.id, actor: item.source.actor, data });
+}
+
 /**
  * Reports sent with a duplicate are stored when its version has none yet (it arrived
  * without them, e.g. over curl, then came again from `baton push`); never replaced.
  */
-function attachReports(
-  item: PendingPacket,
-  existing: StoredVersion,
-  reportRows: unknown[][],
-  pushEvent: (at: Date, event: NewLedgerEvent) => void,
-): void {
+function attachReports(arrival: DuplicateArrival, reportRows: unknown[][]): void {
+  const { item, existing } = arrival;
   if (existing.hasReports || !item.reports.length) return;
   existing.hasReports = true;
   for (const report of item.reports) reportRows.push([existing.id, report.ref, report.json, report.bytes]);
-  pushEvent(item.receivedAt, {
-    kind: "packet_reports_attached",
-    threadKey: existing.threadKey,
-    versionId: existing.id,
-    actor: item.source.actor,
-    data: { reports: item.reports.map((report) => report.ref) },
-  });
+  pushVersionEvent(arrival, "packet_reports_attached", { reports: item.reports.map((report) => report.ref) });
 }
 
 /**
@@ -75,23 +77,12 @@ function attachReports(
  * recorded on that version, once, so write-back and verdict reading find it whatever
  * arrived first (docs/decisions/050-one-location-per-packet.md).
  */
-function recordLocation(
-  item: PendingPacket,
-  existing: StoredVersion,
-  locationRows: unknown[][],
-  pushEvent: (at: Date, event: NewLedgerEvent) => void,
-): boolean {
-  const { source, receivedAt } = item;
+function recordLocation(arrival: DuplicateArrival, locationRows: unknown[][]): boolean {
+  const { item: { source, receivedAt }, existing } = arrival;
   if (existing.located || source.kind !== "file" || !source.sourcePath || !source.workspaceRoot) return false;
   existing.located = true;
   locationRows.push([existing.id, source.sourcePath, source.workspaceRoot, receivedAt]);
-  pushEvent(receivedAt, {
-    kind: "packet_located",
-    threadKey: existing.threadKey,
-    versionId: existing.id,
-    actor: source.actor,
-    data: { source_path: source.sourcePath, workspace_root: source.workspaceRoot },
-  });
+  pushVersionEvent(arrival, "packet_located", { source_path: source.sourcePath, workspace_root: source.workspaceRoot });
   return true;
 }
 
@@ -183,15 +174,16 @@ export async function storeBatch(
     let result: IngestResult;
     if (existing) {
       const thread = threads.get(existing.threadKey);
+      const arrival: DuplicateArrival = { item, existing, pushEvent };
       result = {
         packet_id: existing.id,
         thread_key: existing.threadKey,
         flags: existing.flags,
         duplicate: true,
         active: thread ? thread.activeVersionId === existing.id : true,
-        locationRecorded: recordLocation(item, existing, locationRows, pushEvent),
+        locationRecorded: recordLocation(arrival, locationRows),
       };
-      attachReports(item, existing, reportRows, pushEvent);
+      attachReports(arrival, reportRows);
     } else {
       const versionId = newId("pv", receivedAt.getTime());
       const thread = threadFor(threads, packet.threadKey, receivedAt);

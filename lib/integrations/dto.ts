@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../core/iso-time";
 import { displayNameSchema } from "../contract/display-name";
 
 /**
@@ -57,7 +58,7 @@ export const threadWorkDto = z.object({
       check: z.string().nullable(),
       url: z.string().nullable(),
       checks: z.number().int(),
-      at: z.string(),
+      at: isoTime,
     })
     .nullable(),
   review: z
@@ -66,7 +67,7 @@ export const threadWorkDto = z.object({
       reviewer: z.string(),
       comment: z.string().nullable(),
       url: z.string().nullable(),
-      at: z.string(),
+      at: isoTime,
     })
     .nullable(),
 });
@@ -87,7 +88,7 @@ export const integrationDto = z.object({
   /** Where the code host posts: this path on Baton's public address. */
   endpoint: z.string(),
   secret_hint: z.string(),
-  created_at: z.string(),
+  created_at: isoTime,
   created_by: z.string(),
 });
 export type IntegrationDto = z.infer<typeof integrationDto>;
@@ -105,7 +106,7 @@ export const unmatchedDeliveryDto = z.object({
   event: z.enum(["pull_request", "ci", "review"]),
   repository: z.string().nullable(),
   branch: z.string().nullable(),
-  received_at: z.string(),
+  received_at: isoTime,
 });
 export type UnmatchedDeliveryDto = z.infer<typeof unmatchedDeliveryDto>;
 

@@ -41,8 +41,10 @@ afterEach(async () => {
   await receiver.close();
 });
 
-async function hook(events: NotificationEvent[], format: WebhookFormat = "generic", secret: string | undefined = SECRET) {
-  const created = await createWebhook("the-admin", newWebhookSchema.parse({ name: `hook-${++serial}`, url: receiver.url, format, events, ...(secret ? { secret } : {}) }));
+/** A webhook to the receiver for `events`; `target` names it another way (a host name) and resolves that name at creation. */
+async function hook(events: NotificationEvent[], format: WebhookFormat = "generic", secret: string | undefined = SECRET, target: { url?: string; resolveHost?: ResolveHost } = {}) {
+  const body = { name: `hook-${++serial}`, url: target.url ?? receiver.url, format, events, ...(secret ? { secret } : {}) };
+  const created = await createWebhook("the-admin", newWebhookSchema.parse(body), { resolveHost: target.resolveHost });
   hooks.push(created.webhook.id);
   return { ...created.webhook, secret: secret ?? created.secret! };
 }
@@ -223,12 +225,7 @@ describe("targets at delivery (docs/decisions/025-webhook-targets.md)", () => {
 
   it("a name that resolved to a public address at creation and to 127.0.0.1 now (DNS rebinding) gets no request; the log records no status", async () => {
     setAllowedWebhookTargets("");
-    const { webhook } = await createWebhook(
-      "the-admin",
-      newWebhookSchema.parse({ name: `rebind-${++serial}`, url: nameUrl(), events: ["question.asked"], secret: SECRET }),
-      { resolveHost: resolvesTo("93.184.216.34") },
-    );
-    hooks.push(webhook.id);
+    const webhook = await hook(["question.asked"], "generic", SECRET, { url: nameUrl(), resolveHost: resolvesTo("93.184.216.34") });
     await ask(uniqueThread("rebind"), "Who is there?");
     startLoops({ ...FAST, retryDelaysMs: [40], resolveHost: resolvesTo("127.0.0.1") });
     const [row] = await eventually(() => deliveriesOf(webhook.id), (rows) => rows[0]?.status === "failed");
@@ -239,12 +236,7 @@ describe("targets at delivery (docs/decisions/025-webhook-targets.md)", () => {
   });
 
   it("the same name is delivered through the checked address once the list allows it (the resolver's answer is what is connected to)", async () => {
-    const { webhook } = await createWebhook(
-      "the-admin",
-      newWebhookSchema.parse({ name: `resolved-${++serial}`, url: nameUrl(), events: ["question.asked"], secret: SECRET }),
-      { resolveHost: resolvesTo("127.0.0.1") },
-    );
-    hooks.push(webhook.id);
+    const webhook = await hook(["question.asked"], "generic", SECRET, { url: nameUrl(), resolveHost: resolvesTo("127.0.0.1") });
     await ask(uniqueThread("resolved"), "Through the resolver?");
     startLoops({ ...FAST, resolveHost: resolvesTo("127.0.0.1") });
     const [row] = await eventually(() => deliveriesOf(webhook.id), (rows) => rows[0]?.status === "delivered");

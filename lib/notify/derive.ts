@@ -19,9 +19,23 @@ import {
 import type { Notification, ThreadFacts } from "./payload";
 import { findRegressions } from "./regressions";
 
+/** The facts of a thread-wide event's notification (budget, staleness): the thread as it is now, and its active version unless the event names one. */
+async function threadEventBase(tx: Tx, row: LedgerRow, threadKey: string): Promise<NotificationBase> {
+  const thread = await tx.thread.findUnique({
+    where: { key: threadKey },
+    select: { topic: true, agent: true, project: true, branch: true, activeVersionId: true },
+  });
+  return {
+    threadKey,
+    packetId: row.versionId ?? thread?.activeVersionId ?? null,
+    ledgerSeq: row.seq,
+    thread: { topic: thread?.topic ?? null, agent: thread?.agent ?? null, project: thread?.project ?? null, branch: thread?.branch ?? null },
+  };
+}
+
 async function deriveBudgetCrossed(tx: Tx, row: LedgerRow, out: Derivation): Promise<void> {
   if (!row.threadKey) return;
-  const thread = await tx.thread.findUnique({ where: { key: row.threadKey }, select: { topic: true, agent: true, project: true, branch: true, activeVersionId: true } });
+  const base = await threadEventBase(tx, row, row.threadKey);
   // The data of lib/views/usage/ingest-usage.ts: {project, period, period_start, amount, currency, spent}.
   const data = eventData(row.data);
   const money = (value: unknown) => `${typeof value === "number" ? value.toFixed(2) : "?"} ${typeof data.currency === "string" ? data.currency : ""}`.trim();
@@ -29,10 +43,7 @@ async function deriveBudgetCrossed(tx: Tx, row: LedgerRow, out: Derivation): Pro
     at: row.at,
     notification: {
       event: "budget.crossed",
-      threadKey: row.threadKey,
-      packetId: row.versionId ?? thread?.activeVersionId ?? null,
-      ledgerSeq: row.seq,
-      thread: { topic: thread?.topic ?? null, agent: thread?.agent ?? null, project: thread?.project ?? null, branch: thread?.branch ?? null },
+      ...base,
       summary: `${String(data.project)} spent ${money(data.spent)} this ${String(data.period)}, over its budget of ${money(data.amount)}`,
       detail: data,
       lines: [],
@@ -169,10 +180,7 @@ async function derivePacket(tx: Tx, row: LedgerRow, options: DeriveOptions, out:
 
 async function deriveStale(tx: Tx, row: LedgerRow, out: Derivation): Promise<void> {
   if (!row.threadKey) return;
-  const thread = await tx.thread.findUnique({
-    where: { key: row.threadKey },
-    select: { topic: true, agent: true, project: true, branch: true, activeVersionId: true },
-  });
+  const base = await threadEventBase(tx, row, row.threadKey);
   // The watchdog's data (lib/board/watchdog/stale.ts): {last_activity, stale_hours}.
   const data = eventData(row.data);
   const since = typeof data.last_activity === "string" ? data.last_activity : null;
@@ -181,10 +189,7 @@ async function deriveStale(tx: Tx, row: LedgerRow, out: Derivation): Promise<voi
     at: row.at,
     notification: {
       event: "thread.stale",
-      threadKey: row.threadKey,
-      packetId: row.versionId ?? thread?.activeVersionId ?? null,
-      ledgerSeq: row.seq,
-      thread: { topic: thread?.topic ?? null, agent: thread?.agent ?? null, project: thread?.project ?? null, branch: thread?.branch ?? null },
+      ...base,
       summary: `No news from this thread for ${hours}${since ? ` (last activity ${since})` : ""}`,
       detail: data,
       lines: [],

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../core/iso-time";
 import { DELIVERY_STATUSES, NOTIFICATION_EVENTS, notificationEventSchema, webhookFormatSchema } from "./events";
 import { displayNameSchema } from "../contract/display-name";
 
@@ -88,7 +89,7 @@ export const webhookDto = z.object({
   events: z.array(notificationEventSchema),
   enabled: z.boolean(),
   secret_hint: z.string(),
-  created_at: z.string(),
+  created_at: isoTime,
   created_by: z.string(),
 });
 export type WebhookDto = z.infer<typeof webhookDto>;
@@ -110,10 +111,10 @@ export const deliveryDto = z.object({
   /** The HTTP status of the last attempt; null when none answered (timeout, refused connection). */
   last_status: z.number().int().nullable(),
   last_error: z.string().nullable(),
-  created_at: z.string(),
+  created_at: isoTime,
   /** When the next attempt is due (pending only). */
-  next_attempt_at: z.string().nullable(),
-  delivered_at: z.string().nullable(),
+  next_attempt_at: isoTime.nullable(),
+  delivered_at: isoTime.nullable(),
 });
 export type DeliveryDto = z.infer<typeof deliveryDto>;
 

@@ -128,36 +128,32 @@ describe("at creation, with BATON_WEBHOOK_ALLOWED_TARGETS unset", () => {
 });
 
 describe("BATON_WEBHOOK_ALLOWED_TARGETS", () => {
-  it("a CIDR range lets exactly its addresses through", async () => {
-    setAllowedWebhookTargets("10.0.0.0/8");
-    await expectAccepted("http://10.0.0.1/hook");
-    await expectAccepted("http://10.200.3.4:8080/hook");
-    await expectRefused("http://192.168.1.1/hook");
-    await expectRefused("http://127.0.0.1/hook");
-    await expectRefused("http://11.0.0.1.nip.test/hook", resolver({ "11.0.0.1.nip.test": ["172.16.0.1"] }));
-    await expectAccepted("http://inside.test/hook", resolver({ "inside.test": ["10.9.9.9"] }));
-  });
-
-  it("an address lets exactly that address through, however the URL writes it", async () => {
-    setAllowedWebhookTargets("127.0.0.1, fd00::1");
-    await expectAccepted("http://127.0.0.1:9000/hook");
-    await expectAccepted("http://[::ffff:127.0.0.1]/hook");
-    await expectAccepted("http://2130706433/hook");
-    await expectAccepted("http://0x7f.1/hook");
-    await expectAccepted("http://[fd00::1]/hook");
-    await expectRefused("http://127.0.0.2/hook");
-    await expectRefused("http://[fd00::2]/hook");
-    await expectRefused("http://localhost/hook");
-  });
-
-  it("a host name lets that name through, whatever it resolves to, and no other name resolving there", async () => {
-    setAllowedWebhookTargets("hooks.internal,localhost");
-    const dns = resolver({ "hooks.internal": ["10.0.0.5"], "other.internal": ["10.0.0.5"] });
-    await expectAccepted("http://HOOKS.internal:8080/hook", dns);
-    await expectAccepted("http://localhost:4000/hook", dns);
-    await expectRefused("http://other.internal/hook", dns);
-    await expectRefused("http://10.0.0.5/hook", dns);
-    await expectRefused("http://sub.localhost/hook", dns);
+  it.each<{ rule: string; allowed: string; dns: Record<string, string[]>; accepted: string[]; refused: string[] }>([
+    {
+      rule: "a CIDR range lets exactly its addresses through",
+      allowed: "10.0.0.0/8",
+      dns: { "11.0.0.1.nip.test": ["172.16.0.1"], "inside.test": ["10.9.9.9"] },
+      accepted: ["http://10.0.0.1/hook", "http://10.200.3.4:8080/hook", "http://inside.test/hook"],
+      refused: ["http://192.168.1.1/hook", "http://127.0.0.1/hook", "http://11.0.0.1.nip.test/hook"],
+    },
+    {
+      rule: "an address lets exactly that address through, however the URL writes it",
+      allowed: "127.0.0.1, fd00::1",
+      dns: {},
+      accepted: ["http://127.0.0.1:9000/hook", "http://[::ffff:127.0.0.1]/hook", "http://2130706433/hook", "http://0x7f.1/hook", "http://[fd00::1]/hook"],
+      refused: ["http://127.0.0.2/hook", "http://[fd00::2]/hook", "http://localhost/hook"],
+    },
+    {
+      rule: "a host name lets that name through, whatever it resolves to, and no other name resolving there",
+      allowed: "hooks.internal,localhost",
+      dns: { "hooks.internal": ["10.0.0.5"], "other.internal": ["10.0.0.5"] },
+      accepted: ["http://HOOKS.internal:8080/hook", "http://localhost:4000/hook"],
+      refused: ["http://other.internal/hook", "http://10.0.0.5/hook", "http://sub.localhost/hook"],
+    },
+  ])("$rule", async ({ allowed, dns, accepted, refused }) => {
+    setAllowedWebhookTargets(allowed);
+    for (const url of accepted) await expectAccepted(url, resolver(dns));
+    for (const url of refused) await expectRefused(url, resolver(dns));
   });
 
   it("is parsed once with the environment; a bad entry stops it with a message naming the variable", () => {

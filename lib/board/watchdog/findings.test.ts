@@ -109,6 +109,13 @@ async function send(body: Record<string, unknown>, minutesAgo: number): Promise<
   return result.packet_id;
 }
 
+/** Sends `thread` packets whose last known good commits are these, each `[commit, minutes ago]`, in order; their packet ids. */
+async function sendCommits(thread: string, ...packets: [commit: string, minutesAgo: number][]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [commit, minutesAgo] of packets) ids.push(await send({ thread, last_known_good_commit: commit }, minutesAgo));
+  return ids;
+}
+
 async function cardOf(key: string) {
   const board = await loadBoard(threadFiltersSchema.parse({}));
   for (const column of board.columns) {
@@ -148,24 +155,22 @@ describe("watchdog findings on the board and in the ledger", () => {
 
   it("an active packet whose last known good commit went back is flagged until a newer commit arrives", async () => {
     const thread = "regress/board";
-    await send({ thread, last_known_good_commit: "c1" }, 30);
-    await send({ thread, last_known_good_commit: "c2" }, 20);
+    await sendCommits(thread, ["c1", 30], ["c2", 20]);
     expect((await cardOf(thread)).flags).toEqual([]);
-    await send({ thread, last_known_good_commit: "c1" }, 10);
+    await sendCommits(thread, ["c1", 10]);
     const card = await cardOf(thread);
     expect(card.column).toBe("needs_you");
     expect(card.flags).toEqual([{ code: "commit_regressed", reason: expect.stringMatching(/c1 is older than c2/) as unknown }]);
-    await send({ thread, last_known_good_commit: "c3" }, 5);
+    await sendCommits(thread, ["c3", 5]);
     expect((await cardOf(thread)).flags).toEqual([]);
   });
 
   it("a late packet that belongs before the active one is taken into account", async () => {
     const thread = "regress/late";
-    await send({ thread, last_known_good_commit: "c1" }, 30);
-    await send({ thread, last_known_good_commit: "c1" }, 10);
+    await sendCommits(thread, ["c1", 30], ["c1", 10]);
     expect((await cardOf(thread)).flags).toEqual([]);
     // Produced between the two, delivered last: c1, c2, c1 in the thread's order.
-    await send({ thread, last_known_good_commit: "c2" }, 20);
+    await sendCommits(thread, ["c2", 20]);
     expect((await cardOf(thread)).flags.map((flag) => flag.code)).toEqual(["commit_regressed"]);
   });
 
@@ -173,9 +178,7 @@ describe("watchdog findings on the board and in the ledger", () => {
     const project = "acme/dup-ledger";
     const first = await send({ thread: "ledger/first", project, branch: "main", task_id: "T-9" }, 10);
     const second = await send({ thread: "ledger/second", project, branch: "main", task_id: "T-9" }, 9);
-    const regressed = [await send({ thread: "ledger/regressed", last_known_good_commit: "a" }, 30)];
-    regressed.push(await send({ thread: "ledger/regressed", last_known_good_commit: "b" }, 20));
-    regressed.push(await send({ thread: "ledger/regressed", last_known_good_commit: "a" }, 10));
+    const regressed = await sendCommits("ledger/regressed", ["a", 30], ["b", 20], ["a", 10]);
 
     const recorded = await recordWatchdogFindings();
     expect(recorded.map((finding) => finding.threadKey).filter((key) => key.startsWith("ledger/")).sort()).toEqual([
@@ -230,9 +233,7 @@ describe("watchdog findings for some threads, and on a cold cache", () => {
     await send({ thread: "peers/a", project, branch: "main", topic: "search" }, 10);
     await send({ thread: "peers/b", project, branch: "main", topic: "search" }, 9);
     await send({ thread: "peers/other-branch", project, branch: "dev", topic: "search" }, 8);
-    await send({ thread: "peers/regressed", last_known_good_commit: "a" }, 30);
-    await send({ thread: "peers/regressed", last_known_good_commit: "b" }, 20);
-    await send({ thread: "peers/regressed", last_known_good_commit: "a" }, 10);
+    await sendCommits("peers/regressed", ["a", 30], ["b", 20], ["a", 10]);
     const all = await findWatchdogFindings();
     for (const key of ["peers/a", "peers/b", "peers/other-branch", "peers/regressed"]) {
       forgetCommitHistory();

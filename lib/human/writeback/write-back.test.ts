@@ -72,29 +72,22 @@ describe("writeBackHandoff", () => {
 
   // The next three place an agent write at a chosen point: render runs after the
   // first read, the second holds check runs just before the rename.
-  it("backs off when the agent rewrites the file in place while the temp file is written", async () => {
-    await writeFile(file, '{"agent":1}');
-    const outcome = await writeBackHandoff({
-      path: file,
-      holdsIngestedVersion: holdsVersion(1),
-      render: (text) => {
-        writeFileSync(file, '{"agent":2}');
-        return render(text);
-      },
-    });
-    expect(outcome).toEqual({ kind: "agent_changed", text: '{"agent":2}' });
-    expect(await readFile(file, "utf8")).toBe('{"agent":2}');
-    expect(await batonTempFiles()).toEqual([]);
-  });
-
-  it("backs off when the agent renames a new file into place while the temp file is written", async () => {
-    await writeFile(file, '{"agent":1}');
-    const outcome = await writeBackHandoff({
-      path: file,
-      holdsIngestedVersion: holdsVersion(1),
-      render: (text) => {
+  it.each([
+    ["rewrites the file in place", () => writeFileSync(file, '{"agent":2}')],
+    [
+      "renames a new file into place",
+      () => {
         writeFileSync(`${file}.agent`, '{"agent":2}');
         renameSync(`${file}.agent`, file);
+      },
+    ],
+  ])("backs off when the agent %s while the temp file is written", async (_how, agentWrites) => {
+    await writeFile(file, '{"agent":1}');
+    const outcome = await writeBackHandoff({
+      path: file,
+      holdsIngestedVersion: holdsVersion(1),
+      render: (text) => {
+        agentWrites();
         return render(text);
       },
     });

@@ -71,6 +71,18 @@ async function waitForVersions(file: string, count: number) {
   }, waitOptions);
 }
 
+/** The one ingest_error recorded for `file`: waited for, and still one once the watcher has settled. */
+async function theIngestErrorFor(file: string) {
+  const [event] = await vi.waitFor(async () => {
+    const events = await ingestErrorsFor(file);
+    expect(events).toHaveLength(1);
+    return events;
+  }, waitOptions);
+  await settle();
+  expect(await ingestErrorsFor(file)).toHaveLength(1);
+  return event!;
+}
+
 /**
  * Lets any event still on its way (write-finish delay) reach the queue, then drains it.
  * Real time on purpose: it is the window in which a second ingest would show; 600 ms is
@@ -128,15 +140,9 @@ describe("watchHandoffFolders", () => {
     const file = path.join(root, "broken", "handoff.json");
     write(file, '{"summary": "truncated');
     // The watcher waits for an unparsable file to stay unchanged for 2 s before reporting it.
-    const [event] = await vi.waitFor(async () => {
-      const events = await ingestErrorsFor(file);
-      expect(events).toHaveLength(1);
-      return events;
-    }, waitOptions);
-    await settle();
-    expect(await ingestErrorsFor(file)).toHaveLength(1);
-    expect(event!.actor).toBe("watcher");
-    expect(JSON.parse(event!.data)).toMatchObject({ code: "invalid_json", source_path: file });
+    const event = await theIngestErrorFor(file);
+    expect(event.actor).toBe("watcher");
+    expect(JSON.parse(event.data)).toMatchObject({ code: "invalid_json", source_path: file });
     expect(await versionsAt(file)).toEqual([]);
   });
 
@@ -197,14 +203,8 @@ describe("Markdown handoffs in watched folders", () => {
   it("records a Markdown handoff that does not parse as one ingest_error naming the file and the reason", async () => {
     const file = path.join(root, "md-broken", "HANDOFF.md");
     write(file, "---\ntitle: never closed\n\n## Next steps\n- x\n");
-    const [event] = await vi.waitFor(async () => {
-      const events = await ingestErrorsFor(file);
-      expect(events).toHaveLength(1);
-      return events;
-    }, waitOptions);
-    await settle();
-    expect(await ingestErrorsFor(file)).toHaveLength(1);
-    expect(JSON.parse(event!.data)).toMatchObject({ code: "invalid_markdown", source_path: file, message: expect.stringContaining("never closed") });
+    const event = await theIngestErrorFor(file);
+    expect(JSON.parse(event.data)).toMatchObject({ code: "invalid_markdown", source_path: file, message: expect.stringContaining("never closed") });
     expect(await versionsAt(file)).toEqual([]);
   });
 });

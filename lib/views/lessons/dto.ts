@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../../core/iso-time";
 import { threadFiltersSchema } from "../threads/filters";
 
 /**
@@ -32,13 +33,13 @@ export const lessonDto = z.object({
   thread_count: z.number().int().min(1),
   /** The threads that carry it, the most recently seen first (at most LESSON_THREADS_MAX). */
   threads: z.array(lessonThreadDto),
-  first_seen: z.string(),
-  last_seen: z.string(),
+  first_seen: isoTime,
+  last_seen: isoTime,
 });
 export type LessonDto = z.infer<typeof lessonDto>;
 
 export const lessonsDto = z.object({
-  generated_at: z.string(),
+  generated_at: isoTime,
   window_days: z.number().int(),
   lessons: z.array(lessonDto),
   /** More lessons matched than LESSONS_MAX: the oldest were left out. */

@@ -1,74 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { failureFingerprint, normaliseFailureText } from "./fingerprint";
+import { itTransforms } from "@/testing/text-cases";
 
 const n = normaliseFailureText;
 
 describe("normaliseFailureText", () => {
-  it("lowercases, collapses whitespace and drops a shell prompt and a final full stop", () => {
-    expect(n("  $ NPM   run\ttest:dlq ")).toBe("npm run test:dlq");
-    expect(n("> pytest -x")).toBe("pytest -x");
-    expect(n("Timed out waiting for the queue.")).toBe("timed out waiting for the queue");
-  });
-
-  it("replaces digits-only tokens but keeps digits inside words and versions", () => {
-    expect(n("pytest api/billing -k rounding -> exit 1")).toBe("pytest api/billing -k rounding -> exit <n>");
-    expect(n("3 tests failed (exit 2)")).toBe("<n> tests failed (exit <n>)");
-    expect(n("node v20 and python3.12 and T-014")).toBe("node v20 and python3.12 and t-014");
-  });
-
-  it("replaces quoted paths, whatever the quote", () => {
-    expect(n(`cannot open "src/a/b.ts" or 'lib/c.py'`)).toBe("cannot open <path> or <path>");
-  });
-
-  it("replaces ISO timestamps and dates", () => {
-    expect(n("lock held since 2026-11-29T06:00:00.123Z")).toBe("lock held since <time>");
-    expect(n("lock held since 2026-11-30 17:45:01+01:00")).toBe("lock held since <time>");
-    expect(n("lock held since 2026-11-30T17:45")).toBe("lock held since <time>");
-    expect(n("see log-2026-11-29.txt")).toBe("see log-<time>.txt");
-  });
-
-  it("replaces clock times with seconds but keeps line and column references", () => {
-    expect(n("failed at 07:03:01.250")).toBe("failed at <time>");
-    expect(n("syntax error at src/a.ts:12:4")).toBe("syntax error at src/a.ts:12:4");
-  });
-
-  it("replaces unix times in seconds and milliseconds", () => {
-    expect(n("build-1764396000 failed")).toBe("build-<time> failed");
-    expect(n("run 1764396000123 failed")).toBe("run <time> failed");
-  });
-
-  it("replaces temporary folders, quoted or not, on every platform", () => {
-    expect(n("cannot write /tmp/baton-test-aB3xYz/out.json")).toBe("cannot write <tmp>");
-    expect(n(`cannot write "/tmp/pytest-of-me/pytest-12/x.db"`)).toBe("cannot write <tmp>");
-    expect(n("cannot write /var/tmp/x1")).toBe("cannot write <tmp>");
-    expect(n("cannot write /private/var/folders/7x/k2_l0000gn/T/tmp.Q1w2")).toBe("cannot write <tmp>");
-    expect(n("cannot write $TMPDIR/abc")).toBe("cannot write <tmp>");
-    expect(n(String.raw`cannot write C:\Users\me\AppData\Local\Temp\abc\x.log`)).toBe("cannot write <tmp>");
-    expect(n(String.raw`cannot write %TEMP%\abc`)).toBe("cannot write <tmp>");
-    expect(n("--out=/tmp")).toBe("--out=<tmp>");
-  });
-
-  it("keeps folders that only contain tmp in their name or path", () => {
-    expect(n("rm -rf build/tmp/cache")).toBe("rm -rf build/tmp/cache");
-    expect(n("cat /tmpl/x")).toBe("cat /tmpl/x");
-    expect(n(String.raw`open C:\templates\a.txt`)).toBe(String.raw`open c:\templates\a.txt`);
-  });
-
-  it("replaces uuids, hex ids and hashes", () => {
-    expect(n("job 3f2c1a9e-8b7d-4c6e-9f01-23456789abcd failed")).toBe("job <id> failed");
-    expect(n("at commit 9b2e7d1, base d4c3b2a1e0f9")).toBe("at commit <hex>, base <hex>");
-    expect(n("segfault at 0x7ffee4b2")).toBe("segfault at <hex>");
-    expect(n("image sha256:" + "ab12".repeat(16))).toBe("image sha256:<hex>");
-  });
-
-  it("keeps words that happen to be hex letters only, and short hex", () => {
-    expect(n("decade facade added e2e abc123")).toBe("decade facade added e2e abc123");
-  });
-
-  it("replaces durations", () => {
-    expect(n("timed out after 10 minutes")).toBe("timed out after <duration>");
-    expect(n("took 12.5s then 340 ms")).toBe("took <duration> then <duration>");
-  });
+  itTransforms(n, [
+    ["lowercases, collapses whitespace and drops a shell prompt and a final full stop", [["  $ NPM   run\ttest:dlq ", "npm run test:dlq"], ["> pytest -x", "pytest -x"], ["Timed out waiting for the queue.", "timed out waiting for the queue"]]],
+    ["replaces digits-only tokens but keeps digits inside words and versions", [["pytest api/billing -k rounding -> exit 1", "pytest api/billing -k rounding -> exit <n>"], ["3 tests failed (exit 2)", "<n> tests failed (exit <n>)"], ["node v20 and python3.12 and T-014", "node v20 and python3.12 and t-014"]]],
+    ["replaces quoted paths, whatever the quote", [[`cannot open "src/a/b.ts" or 'lib/c.py'`, "cannot open <path> or <path>"]]],
+    ["replaces ISO timestamps and dates", [["lock held since 2026-11-29T06:00:00.123Z", "lock held since <time>"], ["lock held since 2026-11-30 17:45:01+01:00", "lock held since <time>"], ["lock held since 2026-11-30T17:45", "lock held since <time>"], ["see log-2026-11-29.txt", "see log-<time>.txt"]]],
+    ["replaces clock times with seconds but keeps line and column references", [["failed at 07:03:01.250", "failed at <time>"], ["syntax error at src/a.ts:12:4", "syntax error at src/a.ts:12:4"]]],
+    ["replaces unix times in seconds and milliseconds", [["build-1764396000 failed", "build-<time> failed"], ["run 1764396000123 failed", "run <time> failed"]]],
+    ["replaces temporary folders, quoted or not, on every platform", [["cannot write /tmp/baton-test-aB3xYz/out.json", "cannot write <tmp>"], [`cannot write "/tmp/pytest-of-me/pytest-12/x.db"`, "cannot write <tmp>"], ["cannot write /var/tmp/x1", "cannot write <tmp>"], ["cannot write /private/var/folders/7x/k2_l0000gn/T/tmp.Q1w2", "cannot write <tmp>"], ["cannot write $TMPDIR/abc", "cannot write <tmp>"], [String.raw`cannot write C:\Users\me\AppData\Local\Temp\abc\x.log`, "cannot write <tmp>"], [String.raw`cannot write %TEMP%\abc`, "cannot write <tmp>"], ["--out=/tmp", "--out=<tmp>"]]],
+    ["keeps folders that only contain tmp in their name or path", [["rm -rf build/tmp/cache", "rm -rf build/tmp/cache"], ["cat /tmpl/x", "cat /tmpl/x"], [String.raw`open C:\templates\a.txt`, String.raw`open c:\templates\a.txt`]]],
+    ["replaces uuids, hex ids and hashes", [["job 3f2c1a9e-8b7d-4c6e-9f01-23456789abcd failed", "job <id> failed"], ["at commit 9b2e7d1, base d4c3b2a1e0f9", "at commit <hex>, base <hex>"], ["segfault at 0x7ffee4b2", "segfault at <hex>"], ["image sha256:" + "ab12".repeat(16), "image sha256:<hex>"]]],
+    ["keeps words that happen to be hex letters only, and short hex", [["decade facade added e2e abc123", "decade facade added e2e abc123"]]],
+    ["replaces durations", [["timed out after 10 minutes", "timed out after <duration>"], ["took 12.5s then 340 ms", "took <duration> then <duration>"]]],
+  ]);
 });
 
 describe("failureFingerprint", () => {

@@ -1,60 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { blockText, codeBlock, codeSpan, httpUrl, inlineText, linkOrCode, tableRow } from "./escape";
+import { itTransforms } from "@/testing/text-cases";
 
 describe("inlineText", () => {
-  it("turns <, > and & into entities, so no HTML and no entity survives", () => {
-    expect(inlineText("<script>alert(1)</script> & &lt;b&gt;")).toBe("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &amp;lt;b&amp;gt;");
-  });
-
-  it("backslash-escapes the inline constructs", () => {
-    expect(inlineText("*a* _b_ ~c~ `d` [e](f) ![g](h) |i| $j$ #k \\l")).toBe(
-      "\\*a\\* \\_b\\_ \\~c\\~ \\`d\\` \\[e\\](f) !\\[g\\](h) \\|i\\| \\$j\\$ \\#k \\\\l",
-    );
-  });
-
-  it("escapes what would open a block at the start of the line, and drops leading spaces", () => {
-    expect(inlineText("- item")).toBe("\\- item");
-    expect(inlineText("+ item")).toBe("\\+ item");
-    expect(inlineText("1. item")).toBe("1\\. item");
-    expect(inlineText("2) item")).toBe("2\\) item");
-    expect(inlineText("=====")).toBe("\\=====");
-    expect(inlineText(":--")).toBe("\\:--");
-    expect(inlineText("    indented code")).toBe("indented code");
-    expect(inlineText("> quote")).toBe("&gt; quote");
-    expect(inlineText("# heading")).toBe("\\# heading");
-  });
-
-  it("leaves ordinary punctuation alone inside a line", () => {
-    expect(inlineText("a-b, c.d (e) 1. f + g = h: i!")).toBe("a-b, c.d (e) 1. f + g = h: i!");
-  });
-
-  it("puts every kind of line break onto one line", () => {
-    expect(inlineText("one\r\ntwo\rthree\nfour\u2028five\u2029six\u0085seven")).toBe("one two three four five six seven");
-    expect(inlineText("a  \n\n  - b")).toBe("a - b");
-  });
-
-  it("makes control and direction-override characters visible", () => {
-    expect(inlineText("a\u0000b\u001b[31mc\u202ed")).toBe("a\ufffdb\ufffd\\[31mc\ufffdd");
-  });
+  itTransforms(inlineText, [
+    ["turns <, > and & into entities, so no HTML and no entity survives", [["<script>alert(1)</script> & &lt;b&gt;", "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &amp;lt;b&amp;gt;"]]],
+    ["backslash-escapes the inline constructs", [["*a* _b_ ~c~ `d` [e](f) ![g](h) |i| $j$ #k \\l", "\\*a\\* \\_b\\_ \\~c\\~ \\`d\\` \\[e\\](f) !\\[g\\](h) \\|i\\| \\$j\\$ \\#k \\\\l"]]],
+    ["escapes what would open a block at the start of the line, and drops leading spaces", [["- item", "\\- item"], ["+ item", "\\+ item"], ["1. item", "1\\. item"], ["2) item", "2\\) item"], ["=====", "\\====="], [":--", "\\:--"], ["    indented code", "indented code"], ["> quote", "&gt; quote"], ["# heading", "\\# heading"]]],
+    ["leaves ordinary punctuation alone inside a line", [["a-b, c.d (e) 1. f + g = h: i!", "a-b, c.d (e) 1. f + g = h: i!"]]],
+    ["puts every kind of line break onto one line", [["one\r\ntwo\rthree\nfour\u2028five\u2029six\u0085seven", "one two three four five six seven"], ["a  \n\n  - b", "a - b"]]],
+    ["makes control and direction-override characters visible", [["a\u0000b\u001b[31mc\u202ed", "a\ufffdb\ufffd\\[31mc\ufffdd"]]],
+  ]);
 });
 
 describe("URLs inside agent text", () => {
-  it("links an http(s) URL to exactly itself, leaving trailing punctuation and an unbalanced ) outside", () => {
-    expect(inlineText("see https://x.example/a_b#c_d.")).toBe("see [https\\://x.example/a\\_b\\#c\\_d](https://x.example/a_b#c_d).");
-    expect(inlineText("(docs: http://x.example/Foo_(bar))")).toBe(
-      "(docs: [http\\://x.example/Foo\\_(bar)](http://x.example/Foo_\\(bar\\)))",
-    );
-  });
-
-  it("never lets a link become an image", () => {
-    expect(inlineText("!https://evil.example/x.png")).toBe("\\![https\\://evil.example/x.png](https://evil.example/x.png)");
-  });
-
-  it("keeps GFM from linking anything else on its own: www., e-mail, mailto:, other schemes", () => {
-    expect(inlineText("www.example.com a@b.example mailto:a@b.example ftp://x.example javascript:alert(1)")).toBe(
-      "www\\.example.com a\\@b.example mailto:a\\@b.example ftp\\://x.example javascript:alert(1)",
-    );
-  });
+  itTransforms(inlineText, [
+    ["links an http(s) URL to exactly itself, leaving trailing punctuation and an unbalanced ) outside", [["see https://x.example/a_b#c_d.", "see [https\\://x.example/a\\_b\\#c\\_d](https://x.example/a_b#c_d)."], ["(docs: http://x.example/Foo_(bar))", "(docs: [http\\://x.example/Foo\\_(bar)](http://x.example/Foo_\\(bar\\)))"]]],
+    ["never lets a link become an image", [["!https://evil.example/x.png", "\\![https\\://evil.example/x.png](https://evil.example/x.png)"]]],
+    ["keeps GFM from linking anything else on its own: www., e-mail, mailto:, other schemes", [["www.example.com a@b.example mailto:a@b.example ftp://x.example javascript:alert(1)", "www\\.example.com a\\@b.example mailto:a\\@b.example ftp\\://x.example javascript:alert(1)"]]],
+  ]);
 
   it("percent-encodes a pipe or backtick in the destination, so a table cell and code stay whole", () => {
     expect(httpUrl("https://x.example/?q=a|b`c")).toBe("https://x.example/?q=a%7Cb%60c");
@@ -70,20 +34,11 @@ describe("blockText", () => {
 });
 
 describe("codeSpan", () => {
-  it("uses a fence one longer than any backtick run inside", () => {
-    expect(codeSpan("npm test")).toBe("`npm test`");
-    expect(codeSpan("a`b")).toBe("``a`b``");
-    expect(codeSpan("a```b")).toBe("````a```b````");
-  });
-
-  it("pads when the content starts or ends with a backtick, or with spaces on both sides", () => {
-    expect(codeSpan("`x")).toBe("`` `x ``");
-    expect(codeSpan(" x ")).toBe("`  x  `");
-  });
-
-  it("keeps the content as written, on one line", () => {
-    expect(codeSpan("a <b> & *c*\nd")).toBe("`a <b> & *c* d`");
-  });
+  itTransforms(codeSpan, [
+    ["uses a fence one longer than any backtick run inside", [["npm test", "`npm test`"], ["a`b", "``a`b``"], ["a```b", "````a```b````"]]],
+    ["pads when the content starts or ends with a backtick, or with spaces on both sides", [["`x", "`` `x ``"], [" x ", "`  x  `"]]],
+    ["keeps the content as written, on one line", [["a <b> & *c*\nd", "`a <b> & *c* d`"]]],
+  ]);
 });
 
 describe("codeBlock", () => {

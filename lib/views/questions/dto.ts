@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../../core/iso-time";
 
 /**
  * The questions inbox's shapes (GET /api/v1/questions), client-safe: the
@@ -14,9 +15,9 @@ export const openQuestionDto = z.object({
   question_id: z.string(),
   context: z.string().nullable(),
   /** The agent's time for the question (its packet's created_at), else when Baton received the packet. */
-  asked_at: z.string(),
+  asked_at: isoTime,
   /** When Baton received the packet: shown beside asked_at when the two differ. */
-  received_at: z.string(),
+  received_at: isoTime,
 });
 export type OpenQuestionDto = z.infer<typeof openQuestionDto>;
 
@@ -26,7 +27,7 @@ export const questionGroupDto = z.object({
   question: z.string(),
   blocking: z.boolean(),
   options: z.array(z.string()),
-  asked_at: z.string(),
+  asked_at: isoTime,
   items: z.array(openQuestionDto),
 });
 export type QuestionGroupDto = z.infer<typeof questionGroupDto>;

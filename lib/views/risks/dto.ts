@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../../core/iso-time";
 import { SEVERITIES, severityRank } from "../../contract/severity";
 import { RISK_STATES, TRIAGE_ACTIONS } from "./triage-state";
 
@@ -60,10 +61,10 @@ export const DETAIL_KEY_CHARS = 64;
 /** The stored triage behind a state: who decided what, when. */
 export const triageDto = z.object({
   state: z.enum(TRIAGE_ACTIONS),
-  snoozed_until: z.string().nullable(),
+  snoozed_until: isoTime.nullable(),
   severity_at_triage: z.enum(SEVERITIES),
   by: z.string(),
-  at: z.string(),
+  at: isoTime,
 });
 export type TriageDto = z.infer<typeof triageDto>;
 
@@ -81,8 +82,8 @@ export const riskThreadDto = z.object({
   needs_attention: z.boolean(),
   triage: triageDto.nullable(),
   /** When a version of this thread carrying the fingerprint first, and last, arrived. */
-  first_seen: z.string(),
-  last_seen: z.string(),
+  first_seen: isoTime,
+  last_seen: isoTime,
   /** Versions of this thread carrying it. */
   occurrences: z.number().int(),
 });
@@ -100,8 +101,8 @@ export const riskGroupDto = z.object({
   needs_attention: z.boolean(),
   /** The distinct states of its threads, in RISK_STATES order. */
   states: z.array(z.enum(RISK_STATES)),
-  first_seen: z.string(),
-  last_seen: z.string(),
+  first_seen: isoTime,
+  last_seen: isoTime,
   /** Versions carrying it, summed over its threads. */
   occurrences: z.number().int(),
   threads: z.array(riskThreadDto),
@@ -140,7 +141,7 @@ export function compareRiskGroups(a: RiskGroupDto, b: RiskGroupDto, sort: RiskSo
 }
 
 export const riskListDto = z.object({
-  generated_at: z.string(),
+  generated_at: isoTime,
   view: z.enum(RISK_VIEWS),
   /** The order of `groups` (ties by fingerprint). */
   sort: z.enum(RISK_SORTS),
@@ -179,7 +180,7 @@ export const risksDeltaDto = z.object({
   view: z.literal("risks"),
   /** The last ledger seq of the batch it answers. */
   seq: z.number().int(),
-  generated_at: z.string(),
+  generated_at: isoTime,
   /** The threads whose risks `groups` now show, in place of what the list held for them. */
   threads: z.array(z.string()),
   groups: z.array(riskGroupDto),

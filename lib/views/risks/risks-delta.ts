@@ -1,6 +1,5 @@
 import "server-only";
-import { z } from "zod";
-import { BatonError } from "../../core/errors";
+import { viewStreamQuery, viewStreamQuerySchema } from "../../events/view-stream-query";
 import { threadsNamedBy, type LedgerEventDto } from "../../events/dto";
 import { viewDeltaFrame } from "../../events/shared-frames";
 import { readActiveRisks } from "./active-risks";
@@ -18,17 +17,11 @@ import { groupsOf } from "./queries";
 /** More groups than this in one batch (a packet of thousands of new risks) are a refetch, not a delta. */
 export const RISKS_DELTA_GROUPS_MAX = 500;
 
-export const risksStreamQuerySchema = z.object({
-  risks: z.string().max(2_000, "risks accepts at most 2,000 characters (the risks list's filters as a query string)").optional(),
-});
+export const risksStreamQuerySchema = viewStreamQuerySchema("risks", "the risks list's filters as a query string");
 
 /** The filters named by `?risks=`, or null when the stream does not ask for risks deltas; 400 for bad filters. */
 export function risksStreamFilters(risks: string | undefined): RiskFilters | null {
-  if (risks === undefined) return null;
-  const parsed = riskFiltersSchema.safeParse(Object.fromEntries(new URLSearchParams(risks)));
-  if (parsed.success) return parsed.data;
-  const fields = parsed.error.issues.map((issue) => ({ field: `risks.${issue.path.join(".")}`, problem: issue.message }));
-  throw new BatonError("invalid_request", `Bad risks: ${fields.map((f) => `${f.field} ${f.problem}`).join("; ")}.`, { fields });
+  return viewStreamQuery("risks", risks, riskFiltersSchema);
 }
 
 export async function computeRisksDelta(events: readonly LedgerEventDto[], filters: RiskFilters, now = new Date()): Promise<RisksDeltaDto> {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../../core/iso-time";
 import { canonicalPacketSchema } from "../../contract/canonical";
 import { FLAG_CODES } from "../../contract/lint";
 import { SEVERITIES } from "../../contract/severity";
@@ -28,13 +29,13 @@ export const threadIdentityDto = z.object({
 
 export const threadCardDto = threadIdentityDto.extend({
   archived: z.boolean(),
-  updated_at: z.string(),
+  updated_at: isoTime,
   /** The latest agent session report (POST /api/v1/threads/{key}/events), if any. */
   last_session: z.object({ kind: z.enum(SESSION_EVENT_KINDS), at: z.string() }).nullable(),
   active_packet: z.object({
     id: z.string(),
-    received_at: z.string(),
-    created_at: z.string().nullable(),
+    received_at: isoTime,
+    created_at: isoTime.nullable(),
     summary: z.string().nullable(),
     task_id: z.string().nullable(),
     next_action: z.string().nullable(),
@@ -43,7 +44,7 @@ export const threadCardDto = threadIdentityDto.extend({
     question_count: z.number().int(),
     flags: z.array(flagDto),
     /** When the flags were computed: at ingest for the stored lint flags, at read for what a card shows (lib/board/flags.ts). */
-    flags_computed_at: z.string(),
+    flags_computed_at: isoTime,
     human: humanSummarySchema,
   }),
 });
@@ -59,8 +60,8 @@ export const versionSummaryDto = z.object({
   id: z.string(),
   active: z.boolean(),
   source: z.enum(["http", "file", "cli"]),
-  received_at: z.string(),
-  created_at: z.string().nullable(),
+  received_at: isoTime,
+  created_at: isoTime.nullable(),
   next_action: z.string().nullable(),
   highest_severity: z.enum(SEVERITIES).nullable(),
   flags: z.array(flagDto),
@@ -81,11 +82,11 @@ export const packetDto = z.object({
   source: z.enum(["http", "file", "cli"]),
   source_path: z.string().nullable(),
   workspace_root: z.string().nullable(),
-  received_at: z.string(),
-  created_at: z.string().nullable(),
+  received_at: isoTime,
+  created_at: isoTime.nullable(),
   /** For the thread's active packet, what its card shows (lib/board/flags.ts); for an older version, its stored lint flags. */
   flags: z.array(flagDto),
-  flags_computed_at: z.string(),
+  flags_computed_at: isoTime,
   canonical: canonicalPacketSchema,
   received: z.record(z.string(), z.unknown()),
 });
@@ -97,7 +98,7 @@ export const ingestResultDto = z.object({
   thread_key: z.string(),
   /** What the card shows for an active packet (lib/board/flags.ts); the stored lint flags of a late one. */
   flags: z.array(flagDto),
-  flags_computed_at: z.string(),
+  flags_computed_at: isoTime,
   duplicate: z.boolean(),
   active: z.boolean(),
 });

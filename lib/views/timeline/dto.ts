@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoTime } from "../../core/iso-time";
 import { SEVERITIES } from "../../contract/severity";
 import { threadIdentityDto } from "../threads/dto";
 import { threadFiltersSchema } from "../threads/filters";
@@ -39,9 +40,9 @@ export const timelineVersionDto = z.object({
   id: z.string(),
   /** Its place in the thread's order, 1 for the first version (as on the thread page). */
   number: z.number().int().min(1),
-  received_at: z.string(),
+  received_at: isoTime,
   /** Where the marker sits: the agent's time (the packet's created_at, when plausible) or, without one, received_at. */
-  at: z.string(),
+  at: isoTime,
   at_source: z.enum(["agent", "received"]),
   highest_severity: z.enum(SEVERITIES).nullable(),
   next_action: z.string().nullable(),
@@ -51,7 +52,7 @@ export type TimelineVersionDto = z.infer<typeof timelineVersionDto>;
 export const timelineDecisionDto = z.object({
   packet_id: z.string(),
   action: z.enum(DECISION_KINDS),
-  at: z.string(),
+  at: isoTime,
   by: z.string().nullable(),
 });
 export type TimelineDecisionDto = z.infer<typeof timelineDecisionDto>;
@@ -70,7 +71,7 @@ export type TimelineSessionTicksDto = z.infer<typeof timelineSessionTicksDto>;
 
 export const timelineLaneDto = threadIdentityDto.extend({
   /** When the thread last moved (a packet, an archive): lanes are ordered by it, newest first (compareTimelineLanes). */
-  active_at: z.string(),
+  active_at: isoTime,
   /** Oldest first. */
   versions: z.array(timelineVersionDto),
   versions_omitted: z.number().int().min(0),
@@ -82,7 +83,7 @@ export type TimelineLaneDto = z.infer<typeof timelineLaneDto>;
 /** A ledger event of the feed, already in words. */
 export const timelineFeedEventDto = z.object({
   seq: z.number().int(),
-  at: z.string(),
+  at: isoTime,
   /** A ledger kind (lib/events/ledger.ts, server-only: not imported here). */
   kind: z.string(),
   thread_key: z.string(),
@@ -101,10 +102,10 @@ export const timelineFeedDto = z.object({
 export type TimelineFeedDto = z.infer<typeof timelineFeedDto>;
 
 export const timelineDto = z.object({
-  generated_at: z.string(),
+  generated_at: isoTime,
   window: z.enum(TIMELINE_WINDOWS),
-  from: z.string(),
-  to: z.string(),
+  from: isoTime,
+  to: isoTime,
   session_buckets: z.number().int().min(1),
   /** The length of a session span: the window / session_buckets. */
   session_bucket_ms: z.number().int().min(1),
@@ -132,10 +133,10 @@ export function compareTimelineLanes(a: Pick<TimelineLaneDto, "active_at" | "key
 export const timelineDeltaDto = z.object({
   view: z.literal("timeline"),
   seq: z.number().int(),
-  generated_at: z.string(),
+  generated_at: isoTime,
   window: z.enum(TIMELINE_WINDOWS),
-  from: z.string(),
-  to: z.string(),
+  from: isoTime,
+  to: isoTime,
   /** Lanes of the threads the batch names that match the filters, in compareTimelineLanes order. */
   lanes: z.array(timelineLaneDto),
   /** Threads the batch names that no longer match (archived, or filtered out). */

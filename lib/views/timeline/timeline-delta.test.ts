@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { InfiniteData } from "@tanstack/react-query";
-import { GET as streamRoute } from "@/app/api/v1/stream/route";
+import { closeStreams, expectStreamRefused, openStream, openViewers, readAfter } from "@/testing/view-streams";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { createApiToken } from "../../auth/tokens";
 import { createFirstAdmin } from "../../auth/users";
@@ -8,7 +8,6 @@ import type { Person } from "../../auth/roles";
 import { THREADLESS_KINDS } from "../../events/dto";
 import { recordLedgerEvents } from "../../events/ledger";
 import { eventsAfter, headSeq, readDelta } from "@/testing/ledger-deltas";
-import { openStreamCount } from "../../events/ledger-stream";
 import { sharedFramesMade } from "../../events/shared-frames";
 import { decide } from "../../human/actions";
 import { ingestPacket } from "../../ingest/ingest";
@@ -165,39 +164,27 @@ const deltaFor = async (response: Response, thread: string) =>
   ).delta;
 
 describe("GET /api/v1/stream?timeline=", () => {
-  const open = (search: string, signal: AbortSignal) =>
-    streamRoute(new Request(`http://127.0.0.1:3000/api/v1/stream${search}`, { headers: { authorization: `Bearer ${token}` }, signal }));
-
   it("sends every viewer of the same filters the changed lane and the new rows, computed once for all of them", async () => {
     await ingest("s-live");
     const abort = new AbortController();
     const asked = `?timeline=${encodeURIComponent("project=tl-delta")}`;
-    const streams = await Promise.all([open(asked, abort.signal), open(asked, abort.signal), open(asked, abort.signal)]);
+    const streams = await openViewers(token, asked, 3, abort.signal);
     try {
-      expect(streams.map((response) => response.status)).toEqual([200, 200, 200]);
       const madeBefore = sharedFramesMade();
-      const reading = streams.map((response) => deltaFor(response, "s-live"));
-      await ingest("s-live", { next_action: "seen live by all three" });
-      const deltas = await Promise.all(reading);
+      const deltas = await readAfter(streams, (response) => deltaFor(response, "s-live"), () => ingest("s-live", { next_action: "seen live by all three" }));
       for (const delta of deltas) {
         expect(delta).toMatchObject({ window: "24h", refetch: false });
         expect(delta.feed.map((row) => row.thread_key)).toEqual(["s-live", "s-live"]);
       }
       expect(sharedFramesMade() - madeBefore).toBe(1);
     } finally {
-      abort.abort();
-      await Promise.all(streams.map((response) => response.body?.cancel().catch(() => undefined)));
+      await closeStreams(abort, streams);
     }
-    await expect.poll(() => openStreamCount()).toBe(0);
   });
 
   it("refuses a window or filters it does not accept, naming the field", async () => {
     const abort = new AbortController();
-    const response = await open(`?timeline=${encodeURIComponent("window=2h")}`, abort.signal);
-    expect(response.status).toBe(400);
-    const body = (await response.json()) as { error: { code: string; message: string } };
-    expect(body.error.code).toBe("invalid_request");
-    expect(body.error.message).toContain("timeline.window");
-    expect(openStreamCount()).toBe(0);
+    const response = await openStream(token, `?timeline=${encodeURIComponent("window=2h")}`, abort.signal);
+    await expectStreamRefused(response, "timeline.window");
   });
 });

@@ -1,6 +1,5 @@
 import "server-only";
-import { z } from "zod";
-import { BatonError } from "../../core/errors";
+import { viewStreamQuery, viewStreamQuerySchema } from "../../events/view-stream-query";
 import { sqlExecutor } from "../../db/client";
 import { threadsNamedBy, type LedgerEventDto } from "../../events/dto";
 import { viewDeltaFrame } from "../../events/shared-frames";
@@ -19,17 +18,11 @@ import { readLanes } from "./queries";
  */
 
 /** `?timeline=` of GET /api/v1/stream: the timeline's filters and window as its page URL has them; empty for none. */
-export const timelineStreamQuerySchema = z.object({
-  timeline: z.string().max(2_000, "timeline accepts at most 2,000 characters (the timeline's filters and window as a query string)").optional(),
-});
+export const timelineStreamQuerySchema = viewStreamQuerySchema("timeline", "the timeline's filters and window as a query string");
 
 /** The query named by `?timeline=`, or null when the stream does not ask for timeline deltas; 400 for bad filters. */
 export function timelineStreamQuery(timeline: string | undefined): TimelineQuery | null {
-  if (timeline === undefined) return null;
-  const parsed = timelineQuerySchema.safeParse(Object.fromEntries(new URLSearchParams(timeline)));
-  if (parsed.success) return parsed.data;
-  const fields = parsed.error.issues.map((issue) => ({ field: `timeline.${issue.path.join(".")}`, problem: issue.message }));
-  throw new BatonError("invalid_request", `Bad timeline: ${fields.map((f) => `${f.field} ${f.problem}`).join("; ")}.`, { fields });
+  return viewStreamQuery("timeline", timeline, timelineQuerySchema);
 }
 
 /** The lane and feed changes `events` made on a timeline with `query`, read at `now`. */
