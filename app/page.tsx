@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { BoardClient } from "@/components/board/board-client";
 import { withoutView } from "@/components/board/board-view";
+import { filtersFromAddress, IgnoredFilters, type SearchParams } from "@/components/shared/address-filters";
 import { IngestErrors } from "@/components/shared/ingest-errors";
 import { loadBoard } from "@/lib/board/board";
 import { listRecentEvents } from "@/lib/events/queries";
@@ -19,14 +20,11 @@ export const metadata: Metadata = { title: "Board" };
  */
 const FIRST_PAINT_CARDS_PER_COLUMN = 12;
 
-type SearchParams = Promise<Record<string, string | string[] | undefined>>;
-
 /** The board: rendered on the server with its data, then kept live in the browser. */
-export default async function BoardPage({ searchParams }: { searchParams: SearchParams }) {
+export default async function BoardPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const person = await requirePagePerson("/");
   const { denied, ...params } = await searchParams;
-  const raw = Object.fromEntries(Object.entries(params).flatMap(([key, value]) => (typeof value === "string" ? [[key, value]] : [])));
-  const parsed = threadFiltersSchema.safeParse(raw);
+  const { raw, parsed } = filtersFromAddress(params, threadFiltersSchema);
   const filters = parsed.success ? parsed.data : threadFiltersSchema.parse({});
   const [board, ingestErrors, overBudget] = await Promise.all([
     loadBoard(filters, { cardsPerColumn: FIRST_PAINT_CARDS_PER_COLUMN }),
@@ -41,11 +39,7 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
           That page needs the {denied} role; you are {person.role}. Ask an admin.
         </p>
       ) : null}
-      {parsed.success ? null : (
-        <p role="alert" className="text-sm text-danger">
-          Some filters in the address were not understood and are ignored: {parsed.error.issues.map((issue) => issue.message).join("; ")}
-        </p>
-      )}
+      <IgnoredFilters parsed={parsed} />
       <IngestErrors events={ingestErrors} now={Date.parse(board.generated_at)} />
       <BudgetNotice budgets={overBudget} />
       {/* No Suspense boundary: the page is dynamic, so the board streams with the first paint. */}

@@ -1,7 +1,6 @@
 import { NOTIFICATION_EVENT_INFO, NOTIFICATION_EVENTS, type NotificationEvent, type WebhookFormat } from "@/lib/notify/events";
 import { CheckboxGroup } from "@/components/ui/field";
 
-export const WEBHOOKS_KEY = ["webhooks"] as const;
 export const WEBHOOK_LABELS: Record<string, string> = { name: "Name", url: "URL", secret: "Secret", format: "Format", events: "Events", enabled: "Enabled" };
 export const FORMAT_LABELS: Record<WebhookFormat, string> = { generic: "Generic JSON", slack: "Slack-compatible" };
 

@@ -1,10 +1,9 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
+import { localProblem, type Problem } from "@/lib/browser/problem";
 import { removeRow, replaceRow } from "@/lib/browser/rows";
-import { sendJson, type SendResult } from "@/lib/browser/send-json";
+import { sendJson } from "@/lib/browser/send-json";
 import { webhookDto, type WebhookDto } from "@/lib/notify/dto";
 import type { NotificationEvent } from "@/lib/notify/events";
 import { Done, FormAlert } from "@/components/ui/alert";
@@ -12,7 +11,8 @@ import { Button, SubmitButton } from "@/components/ui/button";
 import { ConfirmButton } from "@/components/ui/confirm-button";
 import { Checkbox, fieldAria } from "@/components/ui/field";
 import { When } from "@/components/ui/time";
-import { EventChoices, FORMAT_LABELS, WEBHOOK_LABELS, WEBHOOKS_KEY } from "./event-choices";
+import { useRowAction, WEBHOOKS } from "./admin-list";
+import { EventChoices, FORMAT_LABELS, WEBHOOK_LABELS } from "./event-choices";
 import { DeliveryLog } from "./webhook-deliveries";
 
 const TERM = "text-muted";
@@ -22,35 +22,34 @@ const TERM = "text-muted";
 export function WebhookItem({ webhook, now }: { webhook: WebhookDto; now: number }) {
   const id = useId();
   const alertId = `${id}-alert`;
-  const queryClient = useQueryClient();
   const [editing, setEditing] = useState(false);
   const [showLog, setShowLog] = useState(false);
   const [events, setEvents] = useState<NotificationEvent[]>(webhook.events);
   const [enabled, setEnabled] = useState(webhook.enabled);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const path = `/api/v1/webhooks/${encodeURIComponent(webhook.id)}`;
+  const path = `${WEBHOOKS.url}/${encodeURIComponent(webhook.id)}`;
 
-  const save = useMutation<SendResult<WebhookDto>, Error, { events: NotificationEvent[]; enabled: boolean }>({
-    mutationFn: (change) => sendJson("PATCH", path, change, webhookDto),
-    onSuccess: (result) => {
-      if (!result.ok) return setProblem(problemOf(result, WEBHOOK_LABELS, `Could not change ${webhook.name}:`));
+  const save = useRowAction({
+    resource: WEBHOOKS,
+    send: (change: { events: NotificationEvent[]; enabled: boolean }) => sendJson("PATCH", path, change, webhookDto),
+    failed: () => `Could not change ${webhook.name}`,
+    labels: WEBHOOK_LABELS,
+    onProblem: setProblem,
+    update: (saved) => replaceRow(saved),
+    onDone: () => {
       setEditing(false);
       setStatus(`Saved ${webhook.name}.`);
-      queryClient.setQueryData<WebhookDto[]>(WEBHOOKS_KEY, replaceRow(result.data));
     },
-    onError: (error) => setProblem(localProblem([], `Could not change ${webhook.name}: ${error.message}`)),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: WEBHOOKS_KEY }),
   });
 
-  const remove = useMutation<SendResult<WebhookDto>, Error, void>({
-    mutationFn: () => sendJson("DELETE", path, undefined, webhookDto),
-    onSuccess: (result) => {
-      if (!result.ok) return setProblem(problemOf(result, WEBHOOK_LABELS, `Could not delete ${webhook.name}:`));
-      queryClient.setQueryData<WebhookDto[]>(WEBHOOKS_KEY, removeRow(webhook.id));
-    },
-    onError: (error) => setProblem(localProblem([], `Could not delete ${webhook.name}: ${error.message}`)),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: WEBHOOKS_KEY }),
+  const remove = useRowAction({
+    resource: WEBHOOKS,
+    send: () => sendJson("DELETE", path, undefined, webhookDto),
+    failed: () => `Could not delete ${webhook.name}`,
+    labels: WEBHOOK_LABELS,
+    onProblem: setProblem,
+    update: () => removeRow(webhook.id),
   });
 
   function submit(event: FormEvent<HTMLFormElement>) {

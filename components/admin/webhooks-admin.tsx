@@ -1,28 +1,20 @@
 "use client";
 
-import { webhookListDto, type WebhookDto } from "@/lib/notify/dto";
-import { Alert } from "@/components/ui/alert";
+import type { WebhookDto } from "@/lib/notify/dto";
 import { Panel } from "@/components/ui/panel";
-import { useAdminList } from "./admin-list";
+import { useAdminList, WEBHOOKS } from "./admin-list";
+import { ListNotices } from "./admin-table";
 import { CreateWebhookForm } from "./create-webhook-form";
-import { WEBHOOKS_KEY } from "./event-choices";
 import { WebhookItem } from "./webhook-item";
 
 /** The webhooks admin: a form that creates one (a generated secret is shown once), the list with edit, delete and each one's delivery log. */
 export function WebhooksAdmin({ initialWebhooks, loadedAt }: { initialWebhooks: WebhookDto[]; loadedAt: number }) {
-  const webhooks = useAdminList({
-    queryKey: WEBHOOKS_KEY,
-    url: "/api/v1/webhooks",
-    schema: webhookListDto.transform((list) => list.webhooks),
-    what: "the webhooks",
-    initial: initialWebhooks,
-    loadedAt,
-  });
+  const webhooks = useAdminList(WEBHOOKS, initialWebhooks, loadedAt);
   return (
     <>
       <CreateWebhookForm />
       <Panel headingId="webhooks-heading" title="Webhooks">
-        {webhooks.isError ? <Alert className="mb-2">The list could not be refreshed: {webhooks.error.message}</Alert> : null}
+        <ListNotices refreshError={webhooks.error} />
         {webhooks.data.length === 0 ? (
           <p className="text-sm text-muted">No webhooks yet. Add one to hear of questions, critical risks, failed verdicts and stale threads.</p>
         ) : (

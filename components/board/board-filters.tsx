@@ -4,7 +4,7 @@ import { forwardRef, useCallback, useEffect, useRef, useState } from "react";
 import { FLAG_CODES, FLAG_TITLES } from "@/lib/contract/lint";
 import { SEVERITIES } from "@/lib/contract/severity";
 import { Button } from "@/components/ui/button";
-import { Field, Input, Select } from "@/components/ui/field";
+import { ChoiceSelect, Field, Input } from "@/components/ui/field";
 
 export interface BoardFilterValues {
   q: string;
@@ -23,6 +23,11 @@ interface BoardFiltersProps {
 }
 
 const TEXT_DEBOUNCE_MS = 250;
+// "" first: no filter.
+const ANY = { "": "any" } as const;
+const SEVERITY_CHOICES = ["", ...SEVERITIES] as const;
+const FLAG_CHOICES = ["", ...FLAG_CODES] as const;
+const FLAG_LABELS = { ...ANY, ...FLAG_TITLES };
 const serialise = (values: BoardFilterValues) => JSON.stringify(FILTER_KEYS.map((key) => values[key]));
 
 /** The board's filters; every value lives in the URL so that a view can be shared. */
@@ -90,24 +95,10 @@ export const BoardFilters = forwardRef<HTMLInputElement, BoardFiltersProps>(func
         {text("project", "Project")}
         {text("branch", "Branch")}
         <Field label="Severity">
-          <Select value={values.severity} onChange={(event) => choose("severity", event.target.value)}>
-            <option value="">any</option>
-            {SEVERITIES.map((severity) => (
-              <option key={severity} value={severity}>
-                {severity}
-              </option>
-            ))}
-          </Select>
+          <ChoiceSelect value={values.severity} choices={SEVERITY_CHOICES} labels={ANY} onChoose={(severity) => choose("severity", severity)} />
         </Field>
         <Field label="Flag">
-          <Select value={values.flag} onChange={(event) => choose("flag", event.target.value)}>
-            <option value="">any</option>
-            {FLAG_CODES.map((code) => (
-              <option key={code} value={code}>
-                {FLAG_TITLES[code]}
-              </option>
-            ))}
-          </Select>
+          <ChoiceSelect value={values.flag} choices={FLAG_CHOICES} labels={FLAG_LABELS} onChoose={(flag) => choose("flag", flag)} />
         </Field>
       </div>
     </form>

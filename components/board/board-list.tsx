@@ -15,6 +15,7 @@ import { cardReasons, plural } from "./card-reasons";
 import { BULK_APPROVE_MAX, useBulkApprove, type BulkStatus } from "./use-bulk-approve";
 import type { ListSort } from "./board-view";
 import { SortHeader, sortListRows } from "./list-sort";
+import { ThreadOutcomes } from "./thread-outcomes";
 
 interface BoardListProps {
   columns: BoardDto["columns"];
@@ -218,17 +219,18 @@ function BulkResult({ status, onDismiss }: { status: BulkStatus; onDismiss: () =
         </Button>
       </p>
       {failed.length ? (
-        <ul className="list-disc pl-5 text-sm">
-          {failed.map((outcome) => (
-            <li key={outcome.key}>
-              <ThreadLink threadKey={outcome.key} className="text-link underline">
-                <AgentText text={outcome.name} />
-              </ThreadLink>
-              : {outcome.state === "conflict" ? "someone acted on it first or a newer packet arrived; the board shows it as it is now. " : ""}
-              <AgentText text={outcome.message} />
-            </li>
-          ))}
-        </ul>
+        <ThreadOutcomes
+          className="list-disc pl-5 text-sm"
+          outcomes={failed.map((outcome) => ({
+            ...outcome,
+            said: (
+              <>
+                {outcome.state === "conflict" ? "someone acted on it first or a newer packet arrived; the board shows it as it is now. " : ""}
+                <AgentText text={outcome.message} />
+              </>
+            ),
+          }))}
+        />
       ) : null}
     </div>
   );

@@ -2,11 +2,10 @@
 
 import { createContext } from "react";
 import { describeHumanSection } from "@/components/human/human-state-line";
-import { ThreadLink } from "@/components/shared/thread-link";
-import { AgentText } from "@/components/ui/agent-text";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import type { HumanStateDto } from "@/lib/human/dto";
+import { ThreadOutcomes } from "./thread-outcomes";
 
 /** A person's approve or intervene the server refused: someone acted first, or a newer packet arrived. */
 export interface LostRace {
@@ -34,16 +33,7 @@ export function LostRaces({ races, onDismiss }: { races: LostRace[]; onDismiss: 
   return (
     <Alert tone="warning" className="space-y-1">
       <p className="font-medium">Someone got there first</p>
-      <ul className="space-y-0.5">
-        {races.map((race) => (
-          <li key={race.key}>
-            <ThreadLink threadKey={race.key} className="text-link underline">
-              <AgentText text={race.name} />
-            </ThreadLink>
-            : {whatHappened(race)} Open it to act on what it is now.
-          </li>
-        ))}
-      </ul>
+      <ThreadOutcomes className="space-y-0.5" outcomes={races.map((race) => ({ ...race, said: `${whatHappened(race)} Open it to act on what it is now.` }))} />
       <Button variant="link" onClick={onDismiss}>
         Dismiss
       </Button>

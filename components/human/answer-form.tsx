@@ -2,11 +2,10 @@
 
 import { useState, type KeyboardEvent } from "react";
 import { AgentText } from "@/components/ui/agent-text";
-import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { TextArea } from "@/components/ui/field";
 import { visibleText } from "@/lib/contract/invisible";
-import { describeHumanSection } from "./human-state-line";
+import { ActionStatusAlert } from "./action-status";
 import { useHumanAction } from "./use-human-action";
 
 interface AnswerFormProps {
@@ -70,24 +69,12 @@ export function AnswerForm({ threadKey, packetId, revision, question }: AnswerFo
           Send
         </Button>
       </div>
-      {status.state === "error" ? <Alert size="compact">{status.message}</Alert> : null}
-      {status.state === "conflict" ? (
-        <Alert tone="warning" size="compact" className="space-y-1">
-          <p>{status.message}</p>
-          {status.current ? (
-            <>
-              <p>Now: {describeHumanSection(status.current.human)}</p>
-              <Button
-                variant="small"
-                className={OUTLINE}
-                onClick={() => void submit(text, { packetId: status.current!.packet_id, revision: status.current!.human.revision })}
-              >
-                Send again
-              </Button>
-            </>
-          ) : null}
-        </Alert>
-      ) : null}
+      <ActionStatusAlert
+        status={status}
+        actLabel="Send again"
+        actClassName={OUTLINE}
+        onAct={(current) => void submit(text, { packetId: current.packet_id, revision: current.human.revision })}
+      />
     </div>
   );
 }

@@ -4,10 +4,9 @@ import { useRef, useState, type KeyboardEvent } from "react";
 import type { HumanDecision } from "@/lib/human/section";
 import type { HumanStateDto } from "@/lib/human/dto";
 import { AgentText } from "@/components/ui/agent-text";
-import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { TextArea } from "@/components/ui/field";
-import { describeHumanSection } from "./human-state-line";
+import { ActionStatusAlert } from "./action-status";
 import { useHumanAction } from "./use-human-action";
 
 interface DecisionControlsProps {
@@ -124,30 +123,16 @@ export function DecisionControls({ threadKey, packetId, revision, decision, name
           ))}
         </div>
       ) : null}
-      {status.state === "error" ? <Alert size="compact">{status.message}</Alert> : null}
-      {status.state === "conflict" ? (
-        <Alert tone="warning" size="compact" className="space-y-1">
-          <p>{status.message}</p>
-          {status.current ? (
-            <>
-              <p>
-                Now: {status.current.packet_id === packetId ? "" : "a newer packet arrived; "}
-                {describeHumanSection(status.current.human)}
-              </p>
-              <Button
-                variant="small"
-                className="ring-amber-700"
-                onClick={() => {
-                  setBase({ packetId: status.current!.packet_id, revision: status.current!.human.revision });
-                  reset();
-                }}
-              >
-                Act on the current state
-              </Button>
-            </>
-          ) : null}
-        </Alert>
-      ) : null}
+      <ActionStatusAlert
+        status={status}
+        packetId={packetId}
+        actLabel="Act on the current state"
+        actClassName="ring-amber-700"
+        onAct={(current) => {
+          setBase({ packetId: current.packet_id, revision: current.human.revision });
+          reset();
+        }}
+      />
     </div>
   );
 }

@@ -2,6 +2,7 @@
 
 import { ThreadLink } from "@/components/shared/thread-link";
 import { useId, useRef, useState, type KeyboardEvent } from "react";
+import type { RovingItem } from "@/lib/browser/use-roving-list";
 import { sendJson } from "@/lib/browser/send-json";
 import { AgentText } from "@/components/ui/agent-text";
 import { Alert } from "@/components/ui/alert";
@@ -23,10 +24,8 @@ interface QuestionGroupProps {
   /** When the shown data was made (ms): ages are measured from it. */
   now: number;
   /** The roving focus: only the current group is in the tab order. */
-  current: boolean;
+  roving: RovingItem;
   canAnswer: boolean;
-  articleRef: (element: HTMLElement | null) => void;
-  onFocusGroup: () => void;
   /** The answer was written into every thread's human section (`written`: each thread's new state, what Undo takes back). */
   onAnswered: (group: QuestionGroupDto, written: HumanStateDto[]) => void;
   /** A thread moved on: reload the inbox (resolves when the new targets are in). */
@@ -40,7 +39,7 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
  * words: who asks it and why, and (for people who may act) the answer box and
  * the offered options. Every agent string is rendered as text.
  */
-export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFocusGroup, onAnswered, onConflict }: QuestionGroupProps) {
+export function QuestionGroup({ group, now, roving, canAnswer, onAnswered, onConflict }: QuestionGroupProps) {
   const id = useId();
   const questionId = `${id}-question`;
   const articleElement = useRef<HTMLElement | null>(null);
@@ -114,20 +113,18 @@ export function QuestionGroup({ group, now, current, canAnswer, articleRef, onFo
   const sendName = threads > 1 ? `Send to ${threads} threads` : "Send";
   return (
     <div
+      {...roving.attributes}
       ref={(element) => {
         articleElement.current = element;
-        articleRef(element);
+        roving.attributes.ref(element);
       }}
       role="listitem"
-      tabIndex={current ? 0 : -1}
       aria-labelledby={questionId}
-      aria-current={current ? "true" : undefined}
       data-testid="question-group"
       data-group-key={group.key}
-      onFocus={onFocusGroup}
       onKeyDown={onArticleKeyDown}
       className={`rounded-lg border-l-4 bg-surface p-4 shadow-sm ring-1 ring-line outline-none focus-visible:ring-2 focus-visible:ring-focus ${
-        current ? "border-sky-500" : "border-transparent"
+        roving.current ? "border-sky-500" : "border-transparent"
       }`}
     >
       <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-muted">

@@ -119,15 +119,13 @@ export function QuestionsInbox({ initialInbox, loadedAt, canAnswer }: { initialI
         <EmptyList ref={emptyRef}>No unanswered questions.</EmptyList>
       ) : (
         <div ref={listRef} role="list" aria-label="Unanswered questions" className="space-y-3">
-          {groups.map((group, index) => (
+          {groups.map((group) => (
             <QuestionGroup
               key={group.key}
               group={group}
               now={dataUpdatedAt}
-              current={index === roving.currentIndex}
+              roving={roving.item(group.key)}
               canAnswer={canAnswer}
-              articleRef={roving.bindItem(group.key)}
-              onFocusGroup={() => roving.follow(group.key)}
               onAnswered={(answered, written) => void onAnswered(answered, written)}
               onConflict={reload}
             />

@@ -6,6 +6,7 @@ import { SeverityBadge } from "@/components/shared/severity-badge";
 import { AgentText } from "@/components/ui/agent-text";
 import { Badge } from "@/components/ui/badge";
 import { When } from "@/components/ui/time";
+import type { RovingItem } from "@/lib/browser/use-roving-list";
 import { visibleText } from "@/lib/contract/invisible";
 import type { RiskGroupDto } from "@/lib/views/risks/dto";
 import type { RiskState } from "@/lib/views/risks/triage-state";
@@ -29,11 +30,9 @@ interface RiskRowProps {
   /** When the shown data was made (ms): ages are measured from it. */
   now: number;
   /** The roving focus: only the current row is in the tab order. */
-  current: boolean;
+  roving: RovingItem;
   selected: boolean;
   canAct: boolean;
-  rowRef: (element: HTMLElement | null) => void;
-  onFocusRow: () => void;
   onToggle: () => void;
 }
 
@@ -47,23 +46,20 @@ function PhoneLabel({ children }: { children: React.ReactNode }) {
  * severity and states, wording, threads, first and last seen, occurrences. On a phone the
  * cells stack. Every agent string is rendered as text.
  */
-export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocusRow, onToggle }: RiskRowProps) {
+export function RiskRow({ group, now, roving, selected, canAct, onToggle }: RiskRowProps) {
   const id = useId();
   const detailId = `${id}-detail`;
   return (
     <tr
-      ref={rowRef}
-      tabIndex={current ? 0 : -1}
+      {...roving.attributes}
       aria-labelledby={detailId}
-      aria-current={current ? "true" : undefined}
       aria-selected={canAct ? selected : undefined}
       data-testid="risk-group"
       data-fingerprint={group.fingerprint}
       data-selected={selected ? "true" : undefined}
-      onFocus={onFocusRow}
       className={`border-b border-l-4 align-top text-sm outline-none focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-focus max-lg:grid max-lg:grid-cols-[1.5rem_minmax(0,1fr)] max-lg:gap-x-2 max-lg:gap-y-1 max-lg:px-2 max-lg:py-1.5 ${
         group.regressed ? "border-b-red-300 dark:border-b-red-900" : "border-b-line"
-      } ${selected ? "bg-sky-50 dark:bg-sky-950" : "bg-surface"} ${current ? "border-l-sky-500" : "border-l-transparent"}`}
+      } ${selected ? "bg-sky-50 dark:bg-sky-950" : "bg-surface"} ${roving.current ? "border-l-sky-500" : "border-l-transparent"}`}
     >
       <td className="lg:py-1.5 lg:pl-2 max-lg:row-span-5">
         {canAct ? (
@@ -72,7 +68,7 @@ export function RiskRow({ group, now, current, selected, canAct, rowRef, onFocus
             checked={selected}
             onChange={onToggle}
             aria-label={`Select ${visibleText(group.detail)}`}
-            tabIndex={current ? 0 : -1}
+            tabIndex={roving.attributes.tabIndex}
             className="mt-0.5 size-4 shrink-0 accent-sky-700"
           />
         ) : null}

@@ -181,11 +181,9 @@ export function RisksClient({ initialList, initialSearch, canAct }: { initialLis
                 key={group.fingerprint}
                 group={group}
                 now={now}
-                current={group.fingerprint === roving.currentKey}
+                roving={roving.item(group.fingerprint)}
                 selected={selected.has(group.fingerprint)}
                 canAct={canAct}
-                rowRef={roving.bindItem(group.fingerprint)}
-                onFocusRow={() => roving.follow(group.fingerprint)}
                 onToggle={() => toggle(group.fingerprint)}
               />
             )}

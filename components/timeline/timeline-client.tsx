@@ -5,7 +5,7 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { BoardFilters, FILTER_KEYS, type BoardFilterValues } from "@/components/board/board-filters";
 import { Alert } from "@/components/ui/alert";
-import { Field, Select } from "@/components/ui/field";
+import { ChoiceSelect, Field } from "@/components/ui/field";
 import { fetchParsed, withQuery } from "@/lib/browser/fetch-parsed";
 import { isTextField } from "@/lib/browser/text-field";
 import { useDocumentKeys } from "@/lib/browser/use-document-keys";
@@ -130,13 +130,7 @@ export function TimelineClient({ initialTimeline, initialSearch }: { initialTime
       <div className="flex flex-wrap items-end justify-between gap-3">
         <div className="flex flex-wrap items-end gap-2">
           <Field label="Window">
-            <Select value={timeWindow} onChange={(event) => navigate(filters, event.target.value as TimelineWindow)}>
-              {TIMELINE_WINDOWS.map((value) => (
-                <option key={value} value={value}>
-                  {WINDOW_LABELS[value]}
-                </option>
-              ))}
-            </Select>
+            <ChoiceSelect value={timeWindow} choices={TIMELINE_WINDOWS} labels={WINDOW_LABELS} onChoose={(chosen) => navigate(filters, chosen)} />
           </Field>
           <BoardFilters ref={searchRef} values={filters} onChange={setFilters} />
         </div>

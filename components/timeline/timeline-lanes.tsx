@@ -2,7 +2,7 @@
 
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { FoldIcon } from "@/components/ui/icons";
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type { TimelineDto } from "@/lib/views/timeline/dto";
 import { axisTicks, positionOf } from "@/lib/views/timeline/window";
 import { laneRows, type LaneRow } from "@/lib/views/timeline/lane-groups";
@@ -52,41 +52,48 @@ function GridLines({ timeline, from, to, height }: { timeline: TimelineDto; from
 
 const GROUP_HEIGHT = 32;
 
+/** A row of the lanes' height with a button that folds or unfolds some of them; the button stays in view when the lanes scroll sideways. */
+function FoldRow({ open, onToggle, className, buttonClassName = "", children }: { open: boolean; onToggle: () => void; className: string; buttonClassName?: string; children: ReactNode }) {
+  return (
+    <div className={`flex h-8 items-center border-b border-line px-1 text-xs ${className}`}>
+      <button
+        type="button"
+        aria-expanded={open}
+        onClick={onToggle}
+        className={`sticky left-1 min-h-6 rounded-sm px-1 hover:underline focus-visible:outline-2 focus-visible:outline-focus ${buttonClassName}`}
+      >
+        {children}
+      </button>
+    </div>
+  );
+}
+
 /** A project's header: its name and counts, a button folding its lanes. */
 function GroupRow({ row, onToggle }: { row: Extract<LaneRow, { kind: "group" }>; onToggle: (group: string) => void }) {
   return (
-    <div className="flex h-8 items-center border-b border-line bg-zinc-100 px-1 text-xs dark:bg-zinc-900">
-      <button
-        type="button"
-        aria-expanded={row.open}
-        onClick={() => onToggle(row.group)}
-        // One line, whatever the project's name: a wrapped header would cover the lane below it and its markers.
-        className="sticky left-1 flex min-h-6 max-w-[min(36rem,85vw)] items-center gap-1 rounded-sm px-1 font-semibold whitespace-nowrap hover:underline focus-visible:outline-2 focus-visible:outline-focus"
-      >
-        <FoldIcon open={row.open} />
-        {row.label === null ? <span>No project</span> : <AgentText className="min-w-0 truncate" text={row.label} />}
-        <span className="shrink-0 font-normal text-muted">
-          · {row.lanes} {row.lanes === 1 ? "thread" : "threads"}
-          {row.quiet ? `, ${row.quiet} quiet` : ""}
-        </span>
-      </button>
-    </div>
+    <FoldRow
+      open={row.open}
+      onToggle={() => onToggle(row.group)}
+      className="bg-zinc-100 dark:bg-zinc-900"
+      // One line, whatever the project's name: a wrapped header would cover the lane below it and its markers.
+      buttonClassName="flex max-w-[min(36rem,85vw)] items-center gap-1 font-semibold whitespace-nowrap"
+    >
+      <FoldIcon open={row.open} />
+      {row.label === null ? <span>No project</span> : <AgentText className="min-w-0 truncate" text={row.label} />}
+      <span className="shrink-0 font-normal text-muted">
+        · {row.lanes} {row.lanes === 1 ? "thread" : "threads"}
+        {row.quiet ? `, ${row.quiet} quiet` : ""}
+      </span>
+    </FoldRow>
   );
 }
 
 /** The fold of a group's quiet lanes (nothing in the window): one row instead of many empty ones. */
 function QuietRow({ row, onToggle }: { row: Extract<LaneRow, { kind: "quiet" }>; onToggle: (group: string) => void }) {
   return (
-    <div className="flex h-8 items-center border-b border-line px-1 text-xs text-muted">
-      <button
-        type="button"
-        aria-expanded={row.shown}
-        onClick={() => onToggle(row.group)}
-        className="sticky left-1 min-h-6 rounded-sm px-1 hover:underline focus-visible:outline-2 focus-visible:outline-focus"
-      >
-        {row.shown ? "Hide" : "Show"} {row.count} quiet {row.count === 1 ? "thread" : "threads"} (nothing in this window)
-      </button>
-    </div>
+    <FoldRow open={row.shown} onToggle={() => onToggle(row.group)} className="text-muted">
+      {row.shown ? "Hide" : "Show"} {row.count} quiet {row.count === 1 ? "thread" : "threads"} (nothing in this window)
+    </FoldRow>
   );
 }
 

@@ -58,13 +58,13 @@ export function Checkbox({ label, className, ...props }: InputHTMLAttributes<HTM
   );
 }
 
-/** A select over a fixed list of choices, each shown by its label (or as it is). */
+/** A select over a fixed list of choices, each shown by its label (or as it is); a filter's "" choice can be labelled "any". */
 export function ChoiceSelect<T extends string>({
   choices,
   labels,
   onChoose,
   ...props
-}: Omit<SelectHTMLAttributes<HTMLSelectElement>, "onChange"> & { choices: readonly T[]; labels?: Readonly<Record<T, string>>; onChoose?: (choice: T) => void }) {
+}: Omit<SelectHTMLAttributes<HTMLSelectElement>, "onChange"> & { choices: readonly T[]; labels?: Readonly<Partial<Record<T, string>>>; onChoose?: (choice: T) => void }) {
   return (
     <Select {...props} onChange={onChoose && ((event) => onChoose(event.target.value as T))}>
       {choices.map((choice) => (

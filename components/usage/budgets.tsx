@@ -1,47 +1,44 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useId, useState, type FormEvent } from "react";
-import { z } from "zod";
-import { localProblem, problemOf, type Problem } from "@/lib/browser/problem";
+import { useState, type FormEvent } from "react";
+import { localProblem } from "@/lib/browser/problem";
 import { sendJson } from "@/lib/browser/send-json";
 import { BUDGET_PERIODS, budgetDto, type BudgetDto, type BudgetPeriod } from "@/lib/views/usage/dto";
 import { AgentText } from "@/components/ui/agent-text";
 import { FormAlert } from "@/components/ui/alert";
 import { Button, SubmitButton } from "@/components/ui/button";
-import { Field, fieldAria, Input, Select } from "@/components/ui/field";
+import { ChoiceSelect, Field, Input } from "@/components/ui/field";
+import { useFormProblem } from "@/components/ui/form-panel";
 import { money } from "./usage-chart";
 
 const LABELS = { project: "Project", period: "Period", amount: "Amount", currency: "Currency" };
+const PERIOD_LABELS: Record<BudgetPeriod, string> = { day: "per day", month: "per month" };
 
 /** The budgets with this period's spending; admins add and remove them. */
 export function Budgets({ budgets, canAdminister }: { budgets: BudgetDto[]; canAdminister: boolean }) {
-  const id = useId();
-  const alertId = `${id}-alert`;
   const router = useRouter();
-  const [form, setForm] = useState({ project: "", period: "day" as BudgetPeriod, amount: "", currency: "USD" });
-  const [problem, setProblem] = useState<Problem | null>(null);
+  const form = useFormProblem(LABELS);
+  const [values, setValues] = useState({ project: "", period: "day" as BudgetPeriod, amount: "", currency: "USD" });
   const [sending, setSending] = useState(false);
-  const set = (change: Partial<typeof form>) => setForm((before) => ({ ...before, ...change }));
+  const set = (change: Partial<typeof values>) => setValues((before) => ({ ...before, ...change }));
 
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const amount = Number(form.amount);
-    if (!form.project.trim()) return setProblem(localProblem(["project"], "Project: name the project as its packets do."));
-    if (!(amount > 0)) return setProblem(localProblem(["amount"], "Amount: give a number above 0."));
-    setProblem(null);
+    const amount = Number(values.amount);
+    if (!values.project.trim()) return form.setProblem(localProblem(["project"], "Project: name the project as its packets do."));
+    if (!(amount > 0)) return form.setProblem(localProblem(["amount"], "Amount: give a number above 0."));
     setSending(true);
-    const result = await sendJson("POST", "/api/v1/budgets", { ...form, amount }, budgetDto);
+    const added = await form.send(() => sendJson("POST", "/api/v1/budgets", { ...values, amount }, budgetDto), "Adding the budget failed.");
     setSending(false);
-    if (!result.ok) return setProblem(problemOf(result, LABELS));
+    if (!added) return;
     set({ project: "", amount: "" });
     router.refresh();
   }
 
   async function remove(budget: BudgetDto) {
-    const result = await sendJson("DELETE", `/api/v1/budgets/${encodeURIComponent(budget.id)}`, undefined, z.unknown());
-    if (!result.ok) return setProblem(problemOf(result, LABELS));
-    router.refresh();
+    const removed = await form.send(() => sendJson("DELETE", `/api/v1/budgets/${encodeURIComponent(budget.id)}`, undefined, budgetDto), "Removing the budget failed.");
+    if (removed) router.refresh();
   }
 
   return (
@@ -65,24 +62,18 @@ export function Budgets({ budgets, canAdminister }: { budgets: BudgetDto[]; canA
       )}
       {canAdminister ? (
         <form onSubmit={submit} aria-label="Add a budget" className="flex flex-wrap items-end gap-3" noValidate>
-          <FormAlert problem={problem} id={alertId} />
+          <FormAlert problem={form.problem} id={form.alertId} />
           <Field label="Project">
-            <Input name="project" value={form.project} onChange={(input) => set({ project: input.target.value })} autoComplete="off" className="max-w-xs" {...fieldAria(problem, "project", alertId)} />
+            <Input name="project" value={values.project} onChange={(input) => set({ project: input.target.value })} autoComplete="off" className="max-w-xs" {...form.aria("project")} />
           </Field>
           <Field label="Period">
-            <Select name="period" value={form.period} onChange={(input) => set({ period: input.target.value as BudgetPeriod })} {...fieldAria(problem, "period", alertId)}>
-              {BUDGET_PERIODS.map((period) => (
-                <option key={period} value={period}>
-                  per {period}
-                </option>
-              ))}
-            </Select>
+            <ChoiceSelect name="period" value={values.period} choices={BUDGET_PERIODS} labels={PERIOD_LABELS} onChoose={(period) => set({ period })} {...form.aria("period")} />
           </Field>
           <Field label="Amount">
-            <Input name="amount" inputMode="decimal" value={form.amount} onChange={(input) => set({ amount: input.target.value })} className="w-28" {...fieldAria(problem, "amount", alertId)} />
+            <Input name="amount" inputMode="decimal" value={values.amount} onChange={(input) => set({ amount: input.target.value })} className="w-28" {...form.aria("amount")} />
           </Field>
           <Field label="Currency">
-            <Input name="currency" value={form.currency} maxLength={3} onChange={(input) => set({ currency: input.target.value })} className="w-20 uppercase" {...fieldAria(problem, "currency", alertId)} />
+            <Input name="currency" value={values.currency} maxLength={3} onChange={(input) => set({ currency: input.target.value })} className="w-20 uppercase" {...form.aria("currency")} />
           </Field>
           <SubmitButton pending={sending}>Add budget</SubmitButton>
         </form>

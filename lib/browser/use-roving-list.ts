@@ -10,6 +10,18 @@ interface Current {
   index: number;
 }
 
+/** What the list gives one item: whether it is current, and the attributes that make it the list's one tab stop when it is. */
+export interface RovingItem {
+  current: boolean;
+  attributes: {
+    ref: (element: HTMLElement | null) => void;
+    tabIndex: 0 | -1;
+    "aria-current": "true" | undefined;
+    /** The focus landed on it (a click, Tab): it becomes current. */
+    onFocus: () => void;
+  };
+}
+
 /**
  * A list with one current item (roving focus: only it is in the tab order), as the risks
  * and the questions inbox have: j/k or the arrows move it (see `step`), and the DOM focus
@@ -45,22 +57,26 @@ export function useRovingList(keys: readonly string[]) {
     focusCurrent();
   };
 
+  const bindItem = (key: string) => (element: HTMLElement | null) => {
+    if (element) items.current.set(key, element);
+    else items.current.delete(key);
+  };
+  const follow = (key: string) => {
+    const index = keys.indexOf(key);
+    if (current?.key !== key || current.index !== index) setCurrent({ key, index });
+  };
+
   return {
     currentIndex,
     currentKey,
     listRef,
     emptyRef,
-    /** The ref callback of the item `key`. */
-    bindItem: (key: string) => (element: HTMLElement | null) => {
-      if (element) items.current.set(key, element);
-      else items.current.delete(key);
+    /** The item `key`'s part in the list. */
+    item: (key: string): RovingItem => {
+      const isCurrent = key === currentKey;
+      return { current: isCurrent, attributes: { ref: bindItem(key), tabIndex: isCurrent ? 0 : -1, "aria-current": isCurrent ? "true" : undefined, onFocus: () => follow(key) } };
     },
     itemElement: (key: string) => items.current.get(key),
-    /** The focus landed on an item (a click, Tab): it becomes current. */
-    follow: (key: string) => {
-      const index = keys.indexOf(key);
-      if (current?.key !== key || current.index !== index) setCurrent({ key, index });
-    },
     /** Makes `key` current (at `index`), or none; `focus` moves the DOM focus there. */
     place: (key: string | null, index = 0, focus = false) => {
       setCurrent(key === null ? null : { key, index });

@@ -10,6 +10,19 @@ export function jsonResponse(body: unknown, status = 200, headers: HeadersInit =
   });
 }
 
+/** A file the browser shows (`inline`) or saves (`attachment`) under `filename`; never cached, never sniffed into another type. */
+export function fileResponse(body: string, { contentType, filename, disposition }: { contentType: string; filename: string; disposition: "inline" | "attachment" }): Response {
+  return new Response(body, {
+    headers: {
+      "content-type": `${contentType}; charset=utf-8`,
+      "content-disposition": `${disposition}; filename="${filename}"`,
+      "cache-control": "no-store",
+      // Agent-written text: a browser must never sniff it into HTML.
+      "x-content-type-options": "nosniff",
+    },
+  });
+}
+
 export function errorResponse(error: unknown): Response {
   const batonError = toBatonError(error);
   const headers: Record<string, string> = {};

@@ -14,9 +14,9 @@ export default async function IntegrationsPage() {
   await requirePagePerson("/admin/integrations", "admin");
   const list = await listIntegrations();
   return (
-    <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
+    <>
       <h1 className="text-lg font-semibold">Integrations</h1>
       <IntegrationsAdmin list={list} now={readAt()} />
-    </main>
+    </>
   );
 }

@@ -14,9 +14,9 @@ export default async function TokensPage() {
   await requirePagePerson("/admin/tokens", "admin");
   const tokens = await listApiTokens();
   return (
-    <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
+    <>
       <h1 className="text-lg font-semibold">Tokens</h1>
       <TokensAdmin initialTokens={tokens} loadedAt={readAt()} />
-    </main>
+    </>
   );
 }

@@ -15,9 +15,9 @@ export default async function UsersPage() {
   const me = await requirePagePerson("/admin/users", "admin");
   const users = await listUsers();
   return (
-    <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
+    <>
       <h1 className="text-lg font-semibold">Users</h1>
       <UsersAdmin initialUsers={users} loadedAt={readAt()} me={me} minPasswordLength={PASSWORD_MIN} />
-    </main>
+    </>
   );
 }

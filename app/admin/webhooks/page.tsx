@@ -14,9 +14,9 @@ export default async function WebhooksPage() {
   await requirePagePerson("/admin/webhooks", "admin");
   const webhooks = await listWebhooks();
   return (
-    <main id="main" className="flex min-h-0 flex-1 flex-col gap-4 overflow-auto p-4">
+    <>
       <h1 className="text-lg font-semibold">Webhooks</h1>
       <WebhooksAdmin initialWebhooks={webhooks} loadedAt={readAt()} />
-    </main>
+    </>
   );
 }

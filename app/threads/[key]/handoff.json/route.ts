@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fileResponse } from "@/lib/http/respond";
 import { defineRoute } from "@/lib/http/route";
 import { getMergedHandoff } from "@/lib/views/threads/queries";
 
@@ -12,12 +13,6 @@ export const GET = defineRoute({
   errors: ["not_found"],
   handler: async ({ params }) => {
     const { body } = await getMergedHandoff(params.key);
-    return new Response(`${JSON.stringify(body, null, 2)}\n`, {
-      headers: {
-        "content-type": "application/json; charset=utf-8",
-        "content-disposition": 'attachment; filename="handoff.json"',
-        "cache-control": "no-store",
-      },
-    });
+    return fileResponse(`${JSON.stringify(body, null, 2)}\n`, { contentType: "application/json", filename: "handoff.json", disposition: "attachment" });
   },
 });

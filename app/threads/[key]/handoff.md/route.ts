@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/http/route";
-import { renderHandoffMarkdown } from "@/lib/views/markdown/render-handoff";
-import { loadPacket } from "@/lib/views/threads/flagged";
-import { getHumanSection, getThreadDetail } from "@/lib/views/threads/queries";
+import { fileResponse } from "@/lib/http/respond";
+import { storedPacketMarkdown } from "@/lib/views/markdown/stored-packet";
+import { getThreadDetail } from "@/lib/views/threads/queries";
 
 export const GET = defineRoute({
   method: "GET",
@@ -14,15 +14,6 @@ export const GET = defineRoute({
   errors: ["not_found"],
   handler: async ({ params }) => {
     const thread = await getThreadDetail(params.key);
-    const [packet, human] = await Promise.all([loadPacket(thread.active_packet.id), getHumanSection(thread.active_packet.id)]);
-    const markdown = renderHandoffMarkdown({ canonical: packet.canonical, flags: packet.flags, threadKey: thread.key, packetId: packet.id, human });
-    return new Response(markdown, {
-      headers: {
-        "content-type": "text/markdown; charset=utf-8",
-        "content-disposition": 'attachment; filename="handoff.md"',
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-      },
-    });
+    return fileResponse(await storedPacketMarkdown(thread.active_packet.id), { contentType: "text/markdown", filename: "handoff.md", disposition: "attachment" });
   },
 });
