@@ -45,8 +45,8 @@ export async function nextServers(count: number, firstPort: number, url: string)
   const servers: RunningServer[] = [];
   const ports = Array.from({ length: count }, (_, i) => firstPort + i);
   try {
-    // BENCH_CPU_PROFILE_DIR: each server writes a V8 CPU profile there when it stops (node --cpu-prof).
-    for (const port of ports) servers.push(await startServer(port, url, process.env.BENCH_CPU_PROFILE_DIR ?? null));
+    // BENCH_CPU_PROF_DIR: each server writes a V8 CPU profile there when it stops (node --cpu-prof).
+    for (const port of ports) servers.push(await startServer(port, url, process.env.BENCH_CPU_PROF_DIR ?? null));
   } catch (error) {
     for (const server of servers) await stopServer(server);
     throw error;
