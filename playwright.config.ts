@@ -29,9 +29,17 @@ const SQLITE_SERVERS = ["busy-database", "crash-safety", "overload", "memory", "
 const ON_POSTGRESQL_WHEN_BOTH = ["a11y", "hostile-content", "arrival-order", "instances", "watchdog", "wait", "accounts", "api", "questions", "stream"];
 const specName = (file: string) => path.basename(file).replace(/\.spec\.ts$/, "");
 const appSpecs = readdirSync("e2e").filter((file) => file.endsWith(".spec.ts")).map(specName);
+/**
+ * BATON_E2E_PART splits the SQLite pass in two processes that run side by side (scripts/test.ts,
+ * when both passes run): `servers` runs only the specs that start servers of their own (their
+ * time goes mostly to starting, killing and waiting for servers), `rest` the others.
+ */
+const PART = process.env.BATON_E2E_PART;
 const ignored = ON_POSTGRESQL
   ? [...OWN_PROJECTS, ...SQLITE_SERVERS, ...(BOTH_PASSES ? appSpecs.filter((spec) => !ON_POSTGRESQL_WHEN_BOTH.includes(spec)) : [])]
-  : [...OWN_PROJECTS, "instances", ...(BOTH_PASSES ? ON_POSTGRESQL_WHEN_BOTH : [])];
+  : PART === "servers"
+    ? [...OWN_PROJECTS, ...appSpecs.filter((spec) => !SQLITE_SERVERS.includes(spec))]
+    : [...OWN_PROJECTS, "instances", ...(BOTH_PASSES ? ON_POSTGRESQL_WHEN_BOTH : []), ...(PART === "rest" ? SQLITE_SERVERS : [])];
 const APP_IGNORE = new RegExp(`(^|/)(${ignored.join("|")})\\.spec\\.ts$`);
 
 export default defineConfig({

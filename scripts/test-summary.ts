@@ -93,6 +93,8 @@ const reports: [string, (file: string) => Counts][] = [
 // The PostgreSQL pass (npm run test:postgresql) counts when it was asked for.
 if (process.env.BATON_TEST_POSTGRESQL_URL) {
   reports.push(["test-results/postgresql/vitest.json", vitestCounts], ["test-results/postgresql/playwright.json", playwrightCounts]);
+  // With both passes the SQLite pass's specs that start servers of their own run in a process of their own (scripts/test.ts).
+  reports.push(["test-results/own-servers/playwright.json", playwrightCounts]);
 }
 for (const [file, read] of reports) {
   if (!existsSync(file)) {

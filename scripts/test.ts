@@ -8,6 +8,8 @@ import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../testing/postgr
 
 const LOGS = path.resolve("test-results", "logs");
 const PG_RESULTS = "test-results/postgresql";
+/** The SQLite pass's specs with servers of their own, when both passes run (playwright.config.ts BATON_E2E_PART). */
+const OWN_SERVERS_RESULTS = "test-results/own-servers";
 
 interface Step {
   name: string;
@@ -78,8 +80,21 @@ const endToEnd = async (): Promise<Step[]> => {
   e2eDatabase = onPostgresql ? await createPostgresqlDatabase("baton_e2e") : null;
   // Both passes: the browser's specs run in one of them (playwright.config.ts, decision 049).
   const both: Record<string, string> = onSqlite && e2eDatabase ? { BATON_E2E_BOTH_PASSES: "1" } : {};
+  // Both passes: the SQLite pass's specs that start servers of their own run in a third process beside it.
+  const sqliteParts: Step[] = !onSqlite
+    ? []
+    : e2eDatabase
+      ? [
+          { name: "Playwright on SQLite", command: ["npx", "playwright", "test"], env: { ...both, BATON_E2E_PART: "rest" } },
+          {
+            name: "Playwright on SQLite, own servers",
+            command: ["npx", "playwright", "test"],
+            env: { BATON_E2E_PART: "servers", BATON_E2E_RESULTS: OWN_SERVERS_RESULTS, BATON_E2E_PORT: "3212" },
+          },
+        ]
+      : [{ name: "Playwright on SQLite", command: ["npx", "playwright", "test"] }];
   return [
-    ...(onSqlite ? [{ name: "Playwright on SQLite", command: ["npx", "playwright", "test"], env: both }] : []),
+    ...sqliteParts,
     ...(e2eDatabase
       ? [
           {
