@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../testing/postgresql";
 
-// `npm test`: Vitest beside the build-then-Playwright line, each on SQLite and (with BATON_TEST_POSTGRESQL_URL)
+// `npm test`: Vitest beside the build, then Playwright, each on SQLite and (with BATON_TEST_POSTGRESQL_URL)
 // PostgreSQL at once; a log per step, printed whole so passes never interleave (docs/testing.md).
 
 const LOGS = path.resolve("test-results", "logs");
@@ -109,15 +109,19 @@ const endToEnd = async (): Promise<Step[]> => {
 
 let failures = 0;
 try {
+  const unitTests = phase("unit tests", [
+    ...(onSqlite ? [{ name: "Vitest on SQLite", command: ["npx", "vitest", "run"] }] : []),
+    ...(onPostgresql ? [{ name: "Vitest on PostgreSQL", command: ["npx", "vitest", "run", `--outputFile.json=${PG_RESULTS}/vitest.json`], env: postgresqlEnv }] : []),
+  ]);
   const [unit, e2e] = await Promise.all([
-    phase("unit tests", [
-      // Normal priority: at nice 10 beside the end-to-end passes, timing-bound tests starved (tried: 5 failures).
-      ...(onSqlite ? [{ name: "Vitest on SQLite", command: ["npx", "vitest", "run"] }] : []),
-      ...(onPostgresql ? [{ name: "Vitest on PostgreSQL", command: ["npx", "vitest", "run", `--outputFile.json=${PG_RESULTS}/vitest.json`], env: postgresqlEnv }] : []),
-    ]),
+    unitTests,
     (async () => {
       const built = await phase("build", [{ name: "build", command: ["npx", "tsx", "scripts/build-if-stale.ts"] }]);
       if (built) return built;
+      // The end-to-end passes wait for the unit tests: side by side on two cores, every pass took
+      // three to four times as long as alone (Vitest on SQLite 388 s against 100 s), and the sum was
+      // longer than one phase after the other (docs/decisions/072-unit-tests-then-browsers.md).
+      await unitTests;
       return phase("end-to-end tests", await endToEnd());
     })(),
   ]);
