@@ -50,7 +50,7 @@ export const BoardCard = forwardRef<HTMLAnchorElement, BoardCardProps>(function 
           <AgentText text={agent} />
         </span>
         <AgentTextList className="min-w-0 flex-1 truncate" items={where.length ? where : [card.key]} />
-        <When iso={packet.received_at} written={packet.created_at} now={now} tabIndex={focused ? 0 : -1} className="relative z-10 flex-none" />
+        <When iso={packet.received_at} written={packet.created_at} now={now} tabIndex={focused ? 0 : -1} shrinks className="relative z-10" />
       </div>
       <ThreadLink
         ref={ref}

@@ -17,6 +17,8 @@ interface WhenProps {
   written?: string | null;
   /** For a roving list (the board): -1 keeps the moment out of the tab order while its row is not current. */
   tabIndex?: number;
+  /** In a row that may be too narrow (a card's first line): the text ends in "…" instead of overflowing; the tooltip keeps both times whole. */
+  shrinks?: boolean;
   className?: string;
 }
 
@@ -25,7 +27,7 @@ interface WhenProps {
  * "written 2 h ago · received 5 min ago" when the agent's time and Baton's differ. The exact
  * UTC times are its description, shown as a tooltip on hover and on keyboard focus.
  */
-export function When({ iso, now, written, tabIndex = 0, className }: WhenProps) {
+export function When({ iso, now, written, tabIndex = 0, shrinks = false, className }: WhenProps) {
   const tipId = useId();
   // Esc hides the tip without moving focus or the pointer (WCAG 1.4.13); leaving shows it again next time.
   const [dismissed, setDismissed] = useState(false);
@@ -34,7 +36,7 @@ export function When({ iso, now, written, tabIndex = 0, className }: WhenProps) 
   const text = both ? `written ${say(both)} · received ${say(iso)}` : say(iso);
   const exact = both ? `written ${formatMoment(both)}, received ${formatMoment(iso)}` : formatMoment(iso);
   return (
-    <span className={`group/when relative inline-block ${className ?? ""}`} onMouseLeave={() => setDismissed(false)}>
+    <span className={`group/when relative inline-block ${shrinks ? "min-w-0" : ""} ${className ?? ""}`} onMouseLeave={() => setDismissed(false)}>
       <time
         dateTime={iso}
         tabIndex={tabIndex}
@@ -46,7 +48,7 @@ export function When({ iso, now, written, tabIndex = 0, className }: WhenProps) 
             setDismissed(true);
           }
         }}
-        className="cursor-help rounded-sm underline decoration-dotted decoration-1 underline-offset-2 outline-none focus-visible:ring-2 focus-visible:ring-focus"
+        className={`cursor-help rounded-sm underline decoration-dotted decoration-1 underline-offset-2 outline-none focus-visible:ring-2 focus-visible:ring-focus ${shrinks ? "block truncate" : ""}`}
       >
         {text}
       </time>
