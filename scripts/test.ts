@@ -94,13 +94,6 @@ const endToEnd = async (): Promise<Step[]> => {
         ]
       : [{ name: "Playwright on SQLite", command: ["npx", "playwright", "test"] }];
   return [
-    // Lint and typecheck at a lower priority while the browser passes mostly wait (decision 072).
-    // `next typegen` writes the route types (.next/types, in tsconfig.json) that Next's own check
-    // covers when the build runs it (CI's skips it: decision 037); the build wrote the same files.
-    {
-      name: "lint and typecheck",
-      command: ["bash", "-c", "nice -n 10 npm run --silent lint && nice -n 10 npx next typegen >/dev/null && nice -n 10 npm run --silent typecheck"],
-    },
     ...sqliteParts,
     ...(e2eDatabase
       ? [
