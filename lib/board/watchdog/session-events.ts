@@ -178,9 +178,11 @@ export async function recordSessionEvent(
 
 const NO_FILTERS = threadFiltersSchema.parse({});
 
+const storedSessionKind = z.enum(SESSION_EVENT_KINDS);
+
 function storedSession(kind: string | null, at: string | number | null): SessionAtWorkInput["lastSession"] {
   if (!kind || at === null) return null;
-  return { kind: z.enum(SESSION_EVENT_KINDS).parse(kind), at: new Date(at).getTime() };
+  return { kind: storedSessionKind.parse(kind), at: new Date(at).getTime() };
 }
 
 type SessionAtWorkInput = Parameters<typeof sessionAtWork>[0];
