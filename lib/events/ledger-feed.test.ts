@@ -1,11 +1,11 @@
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { sqliteFilePath } from "../server/config";
+import { config, sqliteFilePath } from "../server/config";
 import { ingestPacket, type IngestSource } from "../ingest/ingest";
 import type { LedgerEventDto } from "./ledger";
 import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { useTempDatabase } from "@/testing/temp-database";
-import { FEED_POLL_INTERVAL_MS, LIVE_BATCH_MS, MAX_REPLAY_EVENTS } from "./feed-shared";
+import { FEED_POLL_INTERVAL_MS, MAX_REPLAY_EVENTS } from "./feed-shared";
 import { announceLedger } from "./bus";
 import { ledgerFeedStatus, subscribeLedger } from "./ledger-feed";
 
@@ -86,6 +86,8 @@ describe.skipIf(testsRunOnPostgresql())("the ledger feed", () => {
   });
 
   it("after a quiet spell a write goes out at once; writes within the next live batch window go out as one batch", async () => {
+    const LIVE_BATCH_MS = config().BATON_LIVE_BATCH_MS;
+    expect(LIVE_BATCH_MS).toBeGreaterThan(61);
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
     // Whatever earlier tests published, the window is over.
     vi.advanceTimersByTime(LIVE_BATCH_MS);

@@ -4,7 +4,7 @@ import { toLedgerEventDto, type LedgerEventDto } from "./ledger";
 import { otherConnection, testsRunOnPostgresql, type OtherConnection } from "@/testing/postgresql";
 import { useTempDatabase } from "@/testing/temp-database";
 import { FEED_APPLICATION_NAME, PostgresqlLedgerFeed, type FeedRow } from "./postgresql-feed";
-import { LIVE_BATCH_MS } from "./feed-shared";
+import { config } from "../server/config";
 
 // The PostgreSQL feed (LISTEN/NOTIFY across instances); runs in the PostgreSQL pass (npm run test:postgresql).
 describe.runIf(testsRunOnPostgresql())("the PostgreSQL ledger feed", () => {
@@ -23,7 +23,7 @@ describe.runIf(testsRunOnPostgresql())("the PostgreSQL ledger feed", () => {
     await temp.dispose();
   });
 
-  function newFeed(maxReplay = 1_000, batchWindowMs = LIVE_BATCH_MS): PostgresqlLedgerFeed {
+  function newFeed(maxReplay = 1_000, batchWindowMs = config().BATON_LIVE_BATCH_MS): PostgresqlLedgerFeed {
     const feed = new PostgresqlLedgerFeed({
       url: temp.url,
       readBatch: 50,
