@@ -203,8 +203,8 @@ function corpusPacket(thread: string, reportPaths: string[]): Record<string, unk
 
 /**
  * Which threads' exports (handoff, handoff.md, packet, packet markdown) are read; every
- * thread's own page (GET /api/v1/threads/:key: its hostile key looked up, its session notes
- * shown) is read on both databases. On SQLite every thread's exports; on PostgreSQL those of
+ * thread's own page (GET /api/v1/threads/:key: its hostile key looked up, its card and
+ * versions shown) is read on both databases. On SQLite every thread's exports; on PostgreSQL those of
  * the values thread and of one one-line thread per seed: the exports render the redacted
  * strings the rows hold with the same code on either database, and every row of every
  * table is searched on both (docs/decisions/077-redaction-corpus-on-postgresql.md).
@@ -263,7 +263,7 @@ describe("the redaction corpus through every output", () => {
 
     const decided = await decide(person, first.thread_key, { kind: "approved", packet_id: first.packet_id, base_revision: 0, note: "rotate first" });
     expect(decided.human.revision).toBe(1);
-  }, 120_000); // about 85 packets and 170 session events over the routes: 8 s alone on PostgreSQL, 30 s and more in CI beside the other passes
+  }, 120_000); // 159 packets and 168 session events over the routes: 8 s alone on PostgreSQL, 30 s and more in CI beside the other passes
 
   it("no output carries any secret", async () => {
     const found: string[] = [];
