@@ -52,23 +52,18 @@ async function readActiveThreads(): Promise<ActiveThreadRow[]> {
 /**
  * The active threads among `keys`, and every active thread of the same project and
  * branch (all a duplicate topic can involve): one card's findings without reading the board.
+ * One statement per chunk of keys: the peers are found on the (project, branch) index.
  */
 export async function readActiveThreadsAround(keys: readonly string[]): Promise<ActiveThreadRow[]> {
   const sql = await sqlExecutor();
-  const asked = await inChunks(keys, (chunk) =>
-    sql.query<ActiveThreadRow>(Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND t."key" IN (${Prisma.join(chunk)})`),
-  );
-  const places = new Map<string, [string, string]>();
-  for (const thread of asked) if (thread.project && thread.branch) places.set(JSON.stringify([thread.project, thread.branch]), [thread.project, thread.branch]);
-  const peers = await inChunks([...places.values()], (chunk) =>
+  const found = await inChunks([...new Set(keys)], (chunk) =>
     sql.query<ActiveThreadRow>(
-      Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND (${Prisma.join(
-        chunk.map(([project, branch]) => Prisma.sql`(t."project" = ${project} AND t."branch" = ${branch})`),
-        " OR ",
-      )})`,
+      Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND (t."key" IN (${Prisma.join(chunk)}) OR EXISTS (
+        SELECT 1 FROM "Thread" a JOIN "PacketVersion" av ON av."id" = a."activeVersionId"
+        WHERE a."key" IN (${Prisma.join(chunk)}) AND a."archived" = FALSE AND a."project" = t."project" AND a."branch" = t."branch"))`,
     ),
   );
-  const byKey = new Map([...asked, ...peers].map((thread) => [thread.key, thread]));
+  const byKey = new Map(found.map((thread) => [thread.key, thread]));
   return [...byKey.values()];
 }
 
@@ -133,10 +128,11 @@ export function findDuplicateTopics(threads: readonly ActiveThreadRow[]): Watchd
 
 /**
  * Every finding about the active threads, now; with `keys`, the findings about
- * those threads only (read with their project/branch peers, not the whole board).
+ * those threads only (read with their project/branch peers, not the whole board; `around`:
+ * readActiveThreadsAround(keys) when the caller has read it).
  */
-export async function findWatchdogFindings(keys?: readonly string[]): Promise<WatchdogFinding[]> {
-  const threads = keys ? await readActiveThreadsAround(keys) : await readActiveThreads();
+export async function findWatchdogFindings(keys?: readonly string[], around?: readonly ActiveThreadRow[]): Promise<WatchdogFinding[]> {
+  const threads = keys ? (around ?? (await readActiveThreadsAround(keys))) : await readActiveThreads();
   const asked = keys ? new Set(keys) : null;
   const judged = asked ? threads.filter((thread) => asked.has(thread.key)) : threads;
   const findings = findDuplicateTopics(threads).filter((finding) => !asked || asked.has(finding.threadKey));
@@ -155,10 +151,10 @@ export async function findWatchdogFindings(keys?: readonly string[]): Promise<Wa
   return findings;
 }
 
-/** The findings as card flags, by thread key: one call per board load (`keys`: only those cards'). */
-export async function loadWatchdogFlags(keys?: readonly string[]): Promise<Map<string, Flag[]>> {
+/** The findings as card flags, by thread key: one call per board load (`keys`: only those cards'; `around` as findWatchdogFindings). */
+export async function loadWatchdogFlags(keys?: readonly string[], around?: readonly ActiveThreadRow[]): Promise<Map<string, Flag[]>> {
   const flags = new Map<string, Flag[]>();
-  for (const finding of await findWatchdogFindings(keys)) {
+  for (const finding of await findWatchdogFindings(keys, around)) {
     flags.set(finding.threadKey, [...(flags.get(finding.threadKey) ?? []), { code: finding.code, reason: finding.reason }]);
   }
   return flags;
