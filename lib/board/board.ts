@@ -17,7 +17,7 @@ import { loadWatchdogFlags, type ActiveThreadRow } from "./watchdog/findings";
 import { workFlags } from "../integrations/work-flags";
 import type { ThreadWorkDto } from "../integrations/dto";
 import type { CardUsageDto } from "../views/usage/dto";
-import { columnOrder } from "./needs-groups";
+import { sortColumn } from "./needs-groups";
 import { readBoardCardRows, type BoardCardRow } from "./card-rows";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
@@ -72,6 +72,7 @@ function placeCard(
   inputs: FlagInputs & { risks: RiskAttention; usage: CardUsageDto | null },
   now: number,
   staleHours: number,
+  computedAt: string,
 ): BoardCardDto {
   const { verdict, risks } = inputs;
   const timing = timingOf(card, now, staleHours);
@@ -85,7 +86,7 @@ function placeCard(
   });
   return {
     ...card,
-    active_packet: { ...card.active_packet, flags, flags_computed_at: new Date(now).toISOString() },
+    active_packet: { ...card.active_packet, flags, flags_computed_at: computedAt },
     column: decision.column,
     column_reason: decision.reason,
     // The card shows the state and a few reasons; the thread page shows them all.
@@ -132,8 +133,9 @@ async function placeCards(
       new Date(now),
     ),
   ]);
+  const computedAt = new Date(now).toISOString();
   return withInputs.map(({ row, inputs }) =>
-    placeCard(row.card, { ...inputs, risks: riskAttention.get(row.card.active_packet.id) ?? NO_RISK_ATTENTION, usage: row.usage }, now, staleHours),
+    placeCard(row.card, { ...inputs, risks: riskAttention.get(row.card.active_packet.id) ?? NO_RISK_ATTENTION, usage: row.usage }, now, staleHours, computedAt),
   );
 }
 
@@ -198,7 +200,7 @@ export async function loadBoard(
     byColumn.get(placed.column)!.push(placed);
   }
   const columns = COLUMNS.map((id) => {
-    const cards = byColumn.get(id)!.sort(columnOrder(id));
+    const cards = sortColumn(id, byColumn.get(id)!);
     return { id, title: COLUMN_TITLES[id], count: cards.length, cards: cards.slice(0, limit) };
   });
   // Built from typed parts (toCard checks what is stored as text), so not parsed again here (docs/decisions/074-board-reads.md).
