@@ -48,12 +48,20 @@ describe("statements of one card's placing", () => {
     await loadBoard(filters);
     await loadBoard(filters, { keys: ["peer/0"] });
     const oneCard = await counted(() => loadBoard(filters, { keys: ["peer/0"] }));
+    const filtered = threadFiltersSchema.parse({ project: "acme" });
+    await loadBoard(filtered, { keys: ["peer/0"] });
+    const oneFilteredCard = await counted(() => loadBoard(filtered, { keys: ["peer/0"] }));
+    const wholeBoard = await counted(() => loadBoard(filters));
     const from = await headSeq();
     await send("peer/0", { topic: "shared" });
     const events = await eventsAfter(from);
     const delta = await counted(() => computeBoardDelta(events, filters));
     // The card rows, its risks, the threads around it, the ledger's head (the commit-history cache's check).
     expect(oneCard).toBe(4);
+    // A filter adds one: the matching keys, read with Prisma's filter (lib/views/threads/queries.ts filterWhere).
+    expect(oneFilteredCard).toBe(5);
+    // None per card on the whole board either.
+    expect(wholeBoard).toBe(4);
     // The same, plus the threads that got a packet since (the cache forgets them) and their commit history.
     expect(delta).toBe(6);
   });
