@@ -52,15 +52,19 @@ async function readActiveThreads(): Promise<ActiveThreadRow[]> {
 /**
  * The active threads among `keys`, and every active thread of the same project and
  * branch (all a duplicate topic can involve): one card's findings without reading the board.
- * One statement per chunk of keys: the peers are found on the (project, branch) index.
+ * One statement per chunk of keys: the asked threads on the key's index, their peers on the
+ * (project, branch) index, whatever the number of archived threads.
  */
 export async function readActiveThreadsAround(keys: readonly string[]): Promise<ActiveThreadRow[]> {
   const sql = await sqlExecutor();
   const found = await inChunks([...new Set(keys)], (chunk) =>
     sql.query<ActiveThreadRow>(
-      Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND (t."key" IN (${Prisma.join(chunk)}) OR EXISTS (
-        SELECT 1 FROM "Thread" a JOIN "PacketVersion" av ON av."id" = a."activeVersionId"
-        WHERE a."key" IN (${Prisma.join(chunk)}) AND a."archived" = FALSE AND a."project" = t."project" AND a."branch" = t."branch"))`,
+      Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND t."key" IN (${Prisma.join(chunk)})
+        UNION SELECT t."id", t."key", t."project", t."branch", t."topic", v."taskId", t."activeVersionId"
+        FROM "Thread" a
+        JOIN "Thread" t ON t."project" = a."project" AND t."branch" = a."branch"
+        JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
+        WHERE a."key" IN (${Prisma.join(chunk)}) AND a."archived" = FALSE AND a."activeVersionId" IS NOT NULL AND t."archived" = FALSE`,
     ),
   );
   const byKey = new Map(found.map((thread) => [thread.key, thread]));
