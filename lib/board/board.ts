@@ -159,6 +159,17 @@ export async function loadCardFlags(keys: readonly string[], options: { now?: nu
   );
 }
 
+/** A card row as the watchdog compares threads (lib/board/watchdog/findings.ts). */
+const activeThreadOf = (row: BoardCardRow): ActiveThreadRow => ({
+  id: row.threadId,
+  key: row.card.key,
+  project: row.card.project,
+  branch: row.card.branch,
+  topic: row.card.topic,
+  taskId: row.card.active_packet.task_id,
+  activeVersionId: row.card.active_packet.id,
+});
+
 /** The card rows of active threads matching `filters` (their stored parts), all or among `keys`. */
 async function readMatchingRows(filters: ThreadFilters, keys: readonly string[] | undefined): Promise<BoardCardRow[]> {
   const narrowed = Object.values(filters).some((value) => (Array.isArray(value) ? value.length > 0 : value !== undefined && value !== ""));
@@ -194,7 +205,9 @@ export async function loadBoard(
   // The whole board reads every card's verdict: the cache must hold them all to be of use.
   if (unfiltered && !options.keys) fitVerdictCacheToBoard(rows.length);
   const byColumn = new Map<Column, BoardCardDto[]>(COLUMNS.map((column) => [column, []]));
-  for (const placed of await placeCards(rows, now, staleHours, options.keys, options.around)) {
+  // Unfiltered, the whole board's rows are every active thread: the watchdog's check covers them.
+  const around = options.around ?? (unfiltered && !options.keys ? rows.map(activeThreadOf) : undefined);
+  for (const placed of await placeCards(rows, now, staleHours, options.keys, around)) {
     const shown = new Set(placed.active_packet.flags.map((flag) => flag.code));
     if (filters.flag.some((flag) => PLACED_FLAGS.has(flag) && !shown.has(flag))) continue;
     byColumn.get(placed.column)!.push(placed);

@@ -132,11 +132,12 @@ export function findDuplicateTopics(threads: readonly ActiveThreadRow[]): Watchd
 
 /**
  * Every finding about the active threads, now; with `keys`, the findings about
- * those threads only (read with their project/branch peers, not the whole board; `around`:
- * readActiveThreadsAround(keys) when the caller has read it).
+ * those threads only (read with their project/branch peers, not the whole board). `around`:
+ * the threads the check covers when the caller has read them, readActiveThreadsAround(keys)
+ * or, without keys, every active thread (the whole board's cards).
  */
 export async function findWatchdogFindings(keys?: readonly string[], around?: readonly ActiveThreadRow[]): Promise<WatchdogFinding[]> {
-  const threads = keys ? (around ?? (await readActiveThreadsAround(keys))) : await readActiveThreads();
+  const threads = around ?? (keys ? await readActiveThreadsAround(keys) : await readActiveThreads());
   const asked = keys ? new Set(keys) : null;
   const judged = asked ? threads.filter((thread) => asked.has(thread.key)) : threads;
   const findings = findDuplicateTopics(threads).filter((finding) => !asked || asked.has(finding.threadKey));
