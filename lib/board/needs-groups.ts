@@ -72,3 +72,13 @@ export function groupNeedsYou<Card extends GroupedCard>(cards: Card[]): CardGrou
 
 /** How a column's cards are ordered, on the server and when the browser applies a delta. */
 export const columnOrder = (column: Column) => (column === "needs_you" ? compareNeedsYou : compareBySeverity);
+
+/**
+ * A column's cards sorted in place in columnOrder's order, each card's group found once (the
+ * server sorts a whole board's Needs you: the comparator would find both groups per comparison).
+ */
+export function sortColumn<Card extends GroupedCard>(column: Column, cards: Card[]): Card[] {
+  if (column !== "needs_you") return cards.sort(compareBySeverity);
+  const rankOf = new Map(cards.map((card) => [card, NEEDS_GROUPS.indexOf(needsGroupOf(card))]));
+  return cards.sort((a, b) => rankOf.get(a)! - rankOf.get(b)! || compareBySeverity(a, b));
+}
