@@ -39,3 +39,14 @@ export function countStatements(): { count: () => number; rows: () => number; st
   }
   return { count: () => count, rows: () => rows, stop: () => restore.forEach((undo) => undo()) };
 }
+
+/** How many SQL statements `work` runs (see countStatements). */
+export async function statementsOf(work: () => Promise<unknown>): Promise<number> {
+  const counter = countStatements();
+  try {
+    await work();
+    return counter.count();
+  } finally {
+    counter.stop();
+  }
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countStatements } from "@/testing/count-statements";
+import { statementsOf } from "@/testing/count-statements";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { eventsAfter, headSeq } from "@/testing/ledger-deltas";
 import { ingestPacket } from "../ingest/ingest";
@@ -11,16 +11,6 @@ freshDatabaseForThisFile();
 
 const http = { kind: "http", actor: "test" } as const;
 const filters = threadFiltersSchema.parse({});
-
-async function counted(work: () => Promise<unknown>): Promise<number> {
-  const counter = countStatements();
-  try {
-    await work();
-    return counter.count();
-  } finally {
-    counter.stop();
-  }
-}
 
 let minute = 0;
 async function send(thread: string, fields: Record<string, unknown> = {}) {
@@ -47,15 +37,15 @@ describe("statements of one card's placing", () => {
     // Warm: the verdict and commit-history caches hold every card, as on a running server.
     await loadBoard(filters);
     await loadBoard(filters, { keys: ["peer/0"] });
-    const oneCard = await counted(() => loadBoard(filters, { keys: ["peer/0"] }));
+    const oneCard = await statementsOf(() => loadBoard(filters, { keys: ["peer/0"] }));
     const filtered = threadFiltersSchema.parse({ project: "acme" });
     await loadBoard(filtered, { keys: ["peer/0"] });
-    const oneFilteredCard = await counted(() => loadBoard(filtered, { keys: ["peer/0"] }));
-    const wholeBoard = await counted(() => loadBoard(filters));
+    const oneFilteredCard = await statementsOf(() => loadBoard(filtered, { keys: ["peer/0"] }));
+    const wholeBoard = await statementsOf(() => loadBoard(filters));
     const from = await headSeq();
     await send("peer/0", { topic: "shared" });
     const events = await eventsAfter(from);
-    const delta = await counted(() => computeBoardDelta(events, filters));
+    const delta = await statementsOf(() => computeBoardDelta(events, filters));
     // The card rows, its risks, the threads around it, the ledger's head (the commit-history cache's check).
     expect(oneCard).toBe(4);
     // A filter adds one: the matching keys, read with Prisma's filter (lib/views/threads/queries.ts filterWhere).

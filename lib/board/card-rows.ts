@@ -6,7 +6,7 @@ import { sectionOf } from "../human/section";
 import { threadWorkOf } from "../integrations/thread-work";
 import type { ThreadWorkDto } from "../integrations/dto";
 import type { CardUsageDto } from "../views/usage/dto";
-import { cardUsageOf } from "../views/usage/version-usage";
+import { cardUsageOf, type UsageColumns } from "../views/usage/version-usage";
 import { toCard } from "../views/threads/queries";
 import type { ThreadCardDto } from "../views/threads/dto";
 import type { VersionPlace } from "../views/verdict/version";
@@ -29,7 +29,7 @@ export interface BoardCardRow {
 }
 
 /** As either database hands them to the hot-path executor (lib/db/client.ts sqlExecutor): instants as ISO text, booleans as 0/1. */
-interface Row {
+interface Row extends UsageColumns {
   id: string;
   key: string;
   agent: string | null;
@@ -58,12 +58,6 @@ interface Row {
   reportCount: number;
   humanSection: string | null;
   usageVersionId: string | null;
-  inputTokens: number | null;
-  outputTokens: number | null;
-  costAmount: number | null;
-  costCurrency: string | null;
-  model: string | null;
-  durationMs: number | null;
   pullRequest: string | null;
   ci: string | null;
   review: string | null;

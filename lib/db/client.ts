@@ -195,9 +195,9 @@ function adapterValueShaped(value: unknown, columnType: number): unknown {
     case COLUMN.Boolean:
       return value ? 1 : 0;
     case COLUMN.DateTime:
-      return new Date(value as string).toISOString().replace("Z", "+00:00");
+      return sqliteShaped(new Date(value as string));
     case COLUMN.Date:
-      return new Date(`${value as string}T00:00:00Z`).toISOString().replace("Z", "+00:00");
+      return sqliteShaped(new Date(`${value as string}T00:00:00Z`));
     case COLUMN.Json:
       return typeof value === "string" ? JSON.parse(value) : value;
     case COLUMN.Bytes:

@@ -41,7 +41,7 @@ function postgresqlFeed(): PostgresqlLedgerFeed | null {
       lingerMs: POSTGRESQL_FEED_LINGER_MS,
       toDtos,
       safely,
-      liveBatchWait: (lastAt) => liveBatchWait(lastAt),
+      liveBatchWait,
     });
     created.onIdle = () => {
       created.stop();

@@ -10,15 +10,18 @@ export async function loadVersionUsage(versionIds: readonly string[]): Promise<M
   return new Map(rows.map((row) => [row.versionId, cardUsageOf(row)]));
 }
 
-/** A PacketUsage row as its card shows it (also read with the card: lib/board/card-rows.ts). */
-export function cardUsageOf(row: {
+/** The PacketUsage columns a card shows (also read with the card: lib/board/card-rows.ts). */
+export interface UsageColumns {
   inputTokens: number | null;
   outputTokens: number | null;
   costAmount: number | null;
   costCurrency: string | null;
   model: string | null;
   durationMs: number | null;
-}): CardUsageDto {
+}
+
+/** A PacketUsage row as its card shows it. */
+export function cardUsageOf(row: UsageColumns): CardUsageDto {
   return {
     input_tokens: row.inputTokens,
     output_tokens: row.outputTokens,
