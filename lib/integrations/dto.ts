@@ -95,11 +95,8 @@ export const integrationDto = z.object({
 });
 export type IntegrationDto = z.infer<typeof integrationDto>;
 
-export const createdIntegrationDto = z.object({
-  integration: integrationDto,
-  /** The secret to paste into the code host's webhook settings: shown this once. */
-  secret: z.string(),
-});
+/** POST answer: `secret` is the one to paste into the code host's webhook settings, shown this once. */
+export const createdIntegrationDto = z.object({ integration: integrationDto, secret: z.string() });
 export type CreatedIntegrationDto = z.infer<typeof createdIntegrationDto>;
 
 export const unmatchedDeliveryDto = z.object({

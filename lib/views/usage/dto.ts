@@ -7,8 +7,6 @@ export const BUDGET_PERIODS = ["day", "month"] as const;
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
 const budgetPeriodSchema = z.enum(BUDGET_PERIODS, { error: "period must be day or month" });
 
-/** Days the page sums at most (the chart's width). */
-export const USAGE_DAYS_MAX = 90;
 /** Rows per grouping, largest cost first. */
 export const USAGE_ROWS_MAX = 100;
 
@@ -24,6 +22,8 @@ export const usageTotalDto = z.object({
 });
 export type UsageTotalDto = z.infer<typeof usageTotalDto>;
 
+/** Days the page sums at most (the chart's width). */
+export const USAGE_DAYS_MAX = 90;
 export const usageQuerySchema = z.object({
   days: z.coerce.number({ error: `days must be a number of days, 1 to ${USAGE_DAYS_MAX}` }).int().min(1).max(USAGE_DAYS_MAX).default(30),
   project: z.string().min(1).max(500).optional(),
