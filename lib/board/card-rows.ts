@@ -31,8 +31,8 @@ export interface BoardCardRow {
 type CardVersionColumns = NonNullable<CardColumns["activeVersion"]>;
 
 /**
- * A card's columns (those of Prisma's cardSelect, the thread's and its active version's but its
- * id, which is versionId here) with what the board shows beside them.
+ * The columns of Prisma's cardSelect (the thread's, and its active version's with the version's
+ * id as versionId) as the hot-path executor hands them out, and what the board shows beside them.
  */
 interface Row extends ExecutorRow<Omit<CardColumns, "activeVersion"> & Omit<CardVersionColumns, "id">>, UsageColumns {
   versionId: string;

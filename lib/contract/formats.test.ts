@@ -38,8 +38,18 @@ const readingOf = ({ canonical }: Prepared) => ({
 });
 const mappedFromOf = (prepared: Prepared) => prepared.flags.find((flag) => flag.code === "mapped_from")?.reason;
 
+interface PublishedShape {
+  title: string;
+  fixture: string;
+  reading: ReturnType<typeof readingOf>;
+  /** The mapped_from flag's reason: the whole text, or expect.stringMatching for what matters of it. */
+  mappedFrom: unknown;
+  /** What else the fixture shows, beyond what every one is checked for. */
+  alsoShows?: (prepared: Prepared) => void;
+}
+
 /** Each fixture: what a person reads first of it, how the flag names its mapping, and what else it shows. */
-const PUBLISHED_SHAPES: { title: string; fixture: string; reading: ReturnType<typeof readingOf>; mappedFrom: unknown; alsoShows?: (prepared: Prepared) => void }[] = [
+const PUBLISHED_SHAPES: PublishedShape[] = [
   {
     title: "HumanLayer create_handoff: front matter and sections",
     fixture: "humanlayer-create-handoff.md",
