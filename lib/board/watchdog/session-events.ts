@@ -6,7 +6,9 @@ import { COLUMNS, sessionAtWork } from "../columns";
 import { config } from "../../server/config";
 import { inTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
 import { BatonError } from "../../core/errors";
-import { Prisma } from "../../generated/prisma/client";
+import { isoTime } from "../../core/iso-time";
+import { Prisma, type Thread } from "../../generated/prisma/client";
+import type { ExecutorRow } from "../../db/sql";
 import { announceLedger } from "../../events/bus";
 import { appendLedgerEvents } from "../../events/ledger";
 import { invisibleCharacter } from "../../contract/validate";
@@ -55,7 +57,7 @@ export type SessionEventRequest = z.infer<typeof sessionEventRequestSchema>;
 export const sessionEventResultDto = z.object({
   thread_key: z.string(),
   kind: z.enum(SESSION_EVENT_KINDS),
-  at: z.string(),
+  at: isoTime,
   /** False when the thread already holds a later report: this one changed nothing. */
   applied: z.boolean(),
   /** Whether a ledger event was appended (heartbeats are recorded at most once a minute per thread). */
@@ -80,15 +82,7 @@ function reportTime(request: SessionEventRequest, now: Date): Date {
   return at;
 }
 
-interface ThreadRow {
-  id: string;
-  activeVersionId: string | null;
-  project: string | null;
-  archived: boolean | number;
-  activeReceivedAt: string | number | null;
-  lastSessionKind: string | null;
-  lastSessionAt: string | number | null;
-}
+type ThreadRow = ExecutorRow<Pick<Thread, "id" | "activeVersionId" | "project" | "archived" | "activeReceivedAt" | "lastSessionKind" | "lastSessionAt">>;
 
 /** The thread a session event is about: it must have a packet, and be of the reporting token's project. */
 async function activeThread(sql: SqlExecutor, threadKey: string, project: string | null | undefined): Promise<ThreadRow & { activeVersionId: string }> {
@@ -180,7 +174,7 @@ const NO_FILTERS = threadFiltersSchema.parse({});
 
 const storedSessionKind = z.enum(SESSION_EVENT_KINDS);
 
-function storedSession(kind: string | null, at: string | number | null): SessionAtWorkInput["lastSession"] {
+function storedSession(kind: string | null, at: string | null): SessionAtWorkInput["lastSession"] {
   if (!kind || at === null) return null;
   return { kind: storedSessionKind.parse(kind), at: new Date(at).getTime() };
 }
