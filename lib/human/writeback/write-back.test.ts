@@ -219,6 +219,7 @@ const [file, style, stopFile] = process.argv.slice(1);
 const now = () => process.hrtime.bigint().toString();
 const edits = [];
 const deadline = Date.now() + 10_000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
 while (!fs.existsSync(stopFile) && Date.now() < deadline) {
   const burstEnd = Date.now() + Math.random() * 5;
   do {
@@ -229,8 +230,8 @@ while (!fs.existsSync(stopFile) && Date.now() < deadline) {
     else { fs.writeFileSync(file + ".agent", text); start = now(); fs.renameSync(file + ".agent", file); }
     edits.push({ read, start, end: now() });
   } while (Date.now() < burstEnd);
-  const pauseEnd = Date.now() + Math.random() * 30;
-  while (Date.now() < pauseEnd);
+  // A pause that holds the agent as a busy loop would, without spinning a core.
+  Atomics.wait(pause, 0, 0, Math.random() * 30);
 }
 process.stdout.write(JSON.stringify(edits));
 `;
@@ -340,12 +341,15 @@ describe.each(["in place", "by rename"] as const)("an agent writing %s while Bat
   });
 });
 
+/** The reader's one buffer: it reads thousands of times a test, one read at a time (a new 64 KiB buffer each was most of its CPU). */
+const snapshotBuffer = Buffer.allocUnsafe(64 * 1024);
+
 /** Reads the file in one read: readFile (stops at the size it stat-ed first) can stitch two versions of a file rewritten in place together. */
 async function readSnapshot(target: string): Promise<string> {
   const handle = await open(target, "r");
   try {
-    const { bytesRead, buffer } = await handle.read({ buffer: Buffer.alloc(64 * 1024) });
-    return buffer.subarray(0, bytesRead).toString("utf8");
+    const { bytesRead } = await handle.read({ buffer: snapshotBuffer });
+    return snapshotBuffer.toString("utf8", 0, bytesRead);
   } finally {
     await handle.close();
   }
