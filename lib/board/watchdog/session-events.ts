@@ -4,11 +4,11 @@ import { z } from "zod";
 import { loadBoard } from "../board";
 import { COLUMNS, sessionAtWork } from "../columns";
 import { config } from "../../server/config";
-import { inTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
+import { inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import { Prisma } from "../../generated/prisma/client";
 import { announceLedger } from "../../events/bus";
-import { appendLedgerEvents } from "../../events/ledger";
+import { writeLedgerEvents } from "../../events/ledger";
 import { invisibleCharacter } from "../../contract/validate";
 import { threadOutsideProject } from "../../contract/project-binding";
 import { redactString } from "../../contract/secrets";
@@ -130,11 +130,10 @@ export async function recordSessionEvent(
   // last session without waiting for the writers' turn, which every packet takes (issue 15:
   // 50 heartbeats/s queued behind it on PostgreSQL). The check is repeated in turn below.
   const quiet = request.kind === "heartbeat" && (await heartbeatRecordedJustBefore(await sqlExecutor(), threadKey, at));
-  const { applied, recorded, thread, lastSession } = await inTransaction(
-    async (tx) => {
-      const sql = await sqlExecutor(tx);
+  const { applied, recorded, thread, lastSession } = await inSqlTransaction(
+    async (sql) => {
       const thread = await activeThread(sql, threadKey, options.project);
-      const changed = await tx.$executeRaw(
+      const changed = await sql.execute(
         Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
           WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
       );
@@ -143,8 +142,8 @@ export async function recordSessionEvent(
         changed === 1 ? { kind: request.kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt);
       const record = !quiet && (request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at)));
       if (record) {
-        await appendLedgerEvents(
-          tx,
+        await writeLedgerEvents(
+          sql,
           [
             {
               kind: request.kind,
