@@ -132,6 +132,13 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: Tr
   );
 }
 
+/** PostgreSQL's driver adapter: Prisma connects it on first use, and the write paths need it from the first write on. */
+async function connectedAdapter(db: PrismaClient, holder: DbHolder): Promise<SqlDriverAdapter> {
+  if (!holder.adapter) await db.$connect();
+  if (!holder.adapter) throw new Error("the PostgreSQL driver adapter is not connected");
+  return holder.adapter;
+}
+
 /**
  * A write transaction of raw statements only, for the hot writers (ingest, session reports),
  * with inTransaction's retries, lock and timeout. This is the one place that decides its path:
@@ -143,11 +150,28 @@ export async function inSqlTransaction<T>(work: (sql: SqlExecutor) => Promise<T>
   const db = await database();
   const holder = processDb.value;
   if (holder?.dialect !== "postgresql") return inTransaction(async (tx) => work(await sqlExecutor(tx)), options);
-  // Prisma connects its adapter on first use; this path needs it from the first write on.
-  if (!holder.adapter) await db.$connect();
-  const adapter = holder.adapter;
-  if (!adapter) throw new Error("the PostgreSQL driver adapter is not connected");
+  const adapter = await connectedAdapter(db, holder);
   return retryingBusyOrLost((finished) => adapterTransaction(adapter, work, options, finished));
+}
+
+/**
+ * A write whose statements are each safe on their own and safe to run again (a quiet heartbeat:
+ * read the thread, then a conditional UPDATE), with inTransaction's retries. On PostgreSQL each
+ * statement commits alone on the adapter's pool, skipping BEGIN, the timeouts and COMMIT: at
+ * READ COMMITTED a transaction would give these statements no snapshot they lack alone, and
+ * they hold no lock between them. On SQLite it is inSqlTransaction without the writers' turn
+ * (its one writer's transaction is how a write waits for a busy database).
+ */
+export async function inSqlStatements<T>(work: (sql: SqlExecutor) => Promise<T>): Promise<T> {
+  const db = await database();
+  const holder = processDb.value;
+  if (holder?.dialect !== "postgresql") return inSqlTransaction(work, { ledger: false });
+  const sql = postgresqlAdapterExecutor(await connectedAdapter(db, holder));
+  return retryingBusyOrLost(async (finished) => {
+    const result = await work(sql);
+    finished();
+    return result;
+  });
 }
 
 const rawStatement = (sql: string): SqlQuery => ({ sql, args: [], argTypes: [] });

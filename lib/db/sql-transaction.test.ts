@@ -7,6 +7,7 @@ import { recordSessionEvent } from "../board/watchdog/session-events";
 import { ingestPacket } from "../ingest/ingest";
 import { storeBatch } from "../ingest/store-batch";
 import type { PendingPacket } from "../ingest/types";
+import { statementsOf } from "@/testing/count-statements";
 import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { database, inSqlTransaction, isUniqueViolation, type SqlExecutor } from "./client";
@@ -92,12 +93,23 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
     try {
       const stored = await ingestPacket({ thread: "direct", summary: "stored directly", next_action: "beat" }, source);
       const beat = await recordSessionEvent("direct", { kind: "heartbeat" }, { actor: source.actor });
+      const quietBeat = await recordSessionEvent("direct", { kind: "heartbeat" }, { actor: source.actor });
       expect(stored.duplicate).toBe(false);
       expect(beat).toMatchObject({ applied: true, recorded: true, column: "running" });
+      expect(quietBeat).toMatchObject({ applied: true, recorded: false, column: "running" });
       for (const spy of throughPrisma) expect(spy).not.toHaveBeenCalled();
     } finally {
       for (const spy of throughPrisma) spy.mockRestore();
     }
+  });
+
+  it("takes few statements: a packet, a recorded heartbeat, a quiet one", async () => {
+    await ingestPacket({ thread: "counted", summary: "first", next_action: "go" }, source);
+    const packet = await statementsOf(() => ingestPacket({ thread: "counted", summary: "second", next_action: "go on" }, source));
+    const recorded = await statementsOf(() => recordSessionEvent("counted", { kind: "heartbeat" }, { actor: source.actor }));
+    const quiet = await statementsOf(() => recordSessionEvent("counted", { kind: "heartbeat" }, { actor: source.actor }));
+    // Through Prisma's transactions (BEGIN, the lock and COMMIT included) they were 9, 8 and 5: a quiet heartbeat needs no transaction.
+    expect({ packet, recorded, quiet }).toEqual({ packet: 9, recorded: 8, quiet: 3 });
   });
 
   it("two writers ingesting one thread take turns (the writers' advisory lock); a write outside the ledger does not wait", async () => {
@@ -130,7 +142,7 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
     expect(thread.activeVersionId).toBe(twoResult!.packet_id);
     const versions = await db.packetVersion.findMany({ where: { threadId: thread.id }, orderBy: { arrivalSeq: "asc" } });
     expect(versions.map((version) => version.id)).toEqual([oneResult!.packet_id, twoResult!.packet_id]);
-    expect(versions[1]!.arrivalSeq).toBe(versions[0]!.arrivalSeq + 1);
+    expect(versions[1]!.arrivalSeq).toBe(versions[0]!.arrivalSeq! + 1);
   });
 
   it("a connection lost before COMMIT runs the work again on a new connection; the first run left nothing", async () => {
@@ -143,7 +155,7 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
         const cut = await admin.query(
           `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
         );
-        expect(cut.rowCount).toBeGreaterThan(0);
+        expect(cut.rowCount ?? 0).toBeGreaterThan(0);
         // Until the terminated sockets have told their clients.
         await sleep(100);
       }
@@ -177,15 +189,19 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
   it("a transaction whose work outlasts its timeout is rolled back at the timeout and refuses further statements", async () => {
     let resume!: () => void;
     const paused = new Promise<void>((resolve) => (resume = resolve));
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
     const slow = inSqlTransaction(
       async (sql) => {
         await insertCursor(sql, "slow");
+        wrote();
         await paused;
         await insertCursor(sql, "slow-after");
       },
       { timeoutMs: 300 },
     ).then(() => null, (error: unknown) => error);
     // Another writer gets the lock while the slow work is still paused: the timeout gave it up.
+    await written;
     await inSqlTransaction((sql) => insertCursor(sql, "next-writer"));
     resume();
     expect(String(await slow)).toMatch(/expired transaction/);
