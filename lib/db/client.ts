@@ -70,6 +70,7 @@ export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
 const TRANSACTION_TIMEOUT_MS = 20_000;
 /** How long a transaction may wait for a connection of its own. */
 const TRANSACTION_MAX_WAIT_MS = 10_000;
+const IDLE_GUARD_SLACK_MS = 1_000;
 
 export interface TransactionOptions {
   timeoutMs?: number;
@@ -212,16 +213,15 @@ async function adapterTransaction<T>(
     void end("ROLLBACK").catch(() => undefined);
   }, timeoutMs);
   timer.unref();
+  const expiredError = () =>
+    new Error(`A statement cannot be executed on an expired transaction: its timeout was ${timeoutMs} ms, and ${Date.now() - startedAt} ms passed since it started.`);
   const stillOpen = () => {
-    if (expired) {
-      throw new Error(
-        `A statement cannot be executed on an expired transaction: its timeout was ${timeoutMs} ms, and ${Date.now() - startedAt} ms passed since it started.`,
-      );
-    }
+    if (expired) throw expiredError();
   };
   try {
     if (startedAt - asked > TRANSACTION_MAX_WAIT_MS) throw new Error(`Unable to start a transaction within ${TRANSACTION_MAX_WAIT_MS} ms.`);
-    const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs}`;
+    // The server's idle guard a little after the timer's ROLLBACK: it is for a process that stopped talking.
+    const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs + IDLE_GUARD_SLACK_MS}`;
     await transaction.executeRaw(rawStatement(options.ledger === false ? guard : `${guard}; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`));
     const result = await work(postgresqlAdapterExecutor(transaction, stillOpen));
     finished();
@@ -230,7 +230,8 @@ async function adapterTransaction<T>(
     return result;
   } catch (error) {
     await end("ROLLBACK").catch(() => undefined);
-    throw error;
+    // Past the timeout, whatever failed (a connection the server ended meanwhile too): not retried.
+    throw expired ? expiredError() : error;
   }
 }
 
