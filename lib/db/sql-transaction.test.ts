@@ -45,13 +45,15 @@ describe("a transaction of raw statements", () => {
     expect(await cursorNames("half-written")).toEqual([]);
   });
 
-  it("rolls back whole on a database error, named a unique violation (the batch writer retries those)", async () => {
+  it("rolls back whole on a database error (on PostgreSQL named a unique violation, which the batch writer retries)", async () => {
     const failure = await inSqlTransaction(async (sql) => {
       await storeBatch(sql, [pending("unique-clash", 1)]);
       await insertCursor(sql, "unique-clash");
       await insertCursor(sql, "unique-clash");
     }).then(() => null, (error: unknown) => error);
-    expect(isUniqueViolation(failure), String(failure)).toBe(true);
+    expect(failure).not.toBeNull();
+    // SQLite's own "UNIQUE constraint failed" is not one (lib/db/client.ts isUniqueViolation): its one writer never races.
+    if (testsRunOnPostgresql()) expect(isUniqueViolation(failure), String(failure)).toBe(true);
     expect(await (await database()).thread.count({ where: { key: "unique-clash" } })).toBe(0);
     expect(await cursorNames("unique-clash")).toEqual([]);
   });
