@@ -110,8 +110,8 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
     const packet = await statementsOf(() => ingestPacket({ thread: "counted", summary: "second", next_action: "go on" }, source));
     const recorded = await statementsOf(() => recordSessionEvent("counted", { kind: "heartbeat" }, { actor: source.actor }));
     const quiet = await statementsOf(() => recordSessionEvent("counted", { kind: "heartbeat" }, { actor: source.actor }));
-    // Through Prisma's transactions (BEGIN, the lock and COMMIT included) they were 9, 8 and 5: a quiet heartbeat needs no transaction.
-    expect({ packet, recorded, quiet }).toEqual({ packet: 9, recorded: 8, quiet: 3 });
+    // Through Prisma's transactions (BEGIN, the lock and COMMIT included) they were 9, 8 and 5: the last arrival sequence comes with the threads, and a quiet heartbeat needs no transaction.
+    expect({ packet, recorded, quiet }).toEqual({ packet: 8, recorded: 8, quiet: 3 });
   });
 
   it("two writers ingesting one thread take turns (the writers' advisory lock); a write outside the ledger does not wait", async () => {
@@ -181,7 +181,8 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
       await vi.waitFor(async () => expect(await waitingForLock("transactionid")).toBe(1), { timeout: 5_000, interval: 20 });
       // The next writer waits for the lock the stuck transaction holds, and gets it while the row is still held.
       await inSqlTransaction((sql) => insertCursor(sql, "after-stuck"));
-      expect(String(await stuck)).toMatch(/statement timeout/);
+      // The server cancelled it (Baton's own ROLLBACK waits behind it); it fails as timed out either way.
+      expect(String(await stuck)).toMatch(/statement timeout|expired transaction/);
     } finally {
       await admin.query("ROLLBACK");
     }

@@ -86,16 +86,6 @@ function recordLocation(arrival: DuplicateArrival, locationRows: unknown[][]): b
   return true;
 }
 
-/**
- * The last arrival sequence given. Writers take turns (one SQLite writer; on PostgreSQL
- * every write transaction first takes one advisory lock), so the next is this plus one,
- * in one process and across instances; the unique index refuses a duplicate anyway.
- */
-async function lastArrivalSeq(sql: SqlExecutor): Promise<number> {
-  const [row] = await sql.query<{ seq: number | bigint | null }>(Prisma.sql`SELECT MAX("arrivalSeq") AS "seq" FROM "PacketVersion"`);
-  return Number(row?.seq ?? 0);
-}
-
 const keyReused = (key: string) =>
   new BatonError("idempotency_key_reused", "This Idempotency-Key was already used with a different body; use a new key for new content.", {
     idempotency_key: key,
@@ -154,8 +144,9 @@ export async function storeBatch(
   const newKeys = await checkKeys(sql, items, results);
   const open = items.map((item, index) => ({ item, index })).filter(({ index }) => results[index] === undefined);
   const known = await readExistingVersions(sql, [...new Set(open.map(({ item }) => item.packet.contentHash))]);
-  const threads = await readThreads(sql, [...new Set(open.map(({ item }) => item.packet.threadKey))]);
-  let arrivalSeq = await lastArrivalSeq(sql);
+  const read = await readThreads(sql, [...new Set(open.map(({ item }) => item.packet.threadKey))]);
+  const threads = read.threads;
+  let arrivalSeq = read.lastArrivalSeq;
 
   const versionRows: unknown[][] = [];
   const riskRows: unknown[][] = [];
