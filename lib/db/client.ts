@@ -107,8 +107,8 @@ async function retryingBusyOrLost<T>(attempt: (finished: () => void) => Promise<
 
 /**
  * Runs `work` in one transaction, retrying a busy database or a connection lost before
- * COMMIT until BATON_SQLITE_BUSY_TIMEOUT_MS, then 503. Every write goes through here or
- * through inSqlTransaction; on PostgreSQL it first takes the writers' advisory lock
+ * COMMIT until BATON_SQLITE_BUSY_TIMEOUT_MS, then 503. Every write goes through here (or
+ * inSqlTransaction, inSqlStatements for the hot writers); on PostgreSQL it first takes the writers' advisory lock
  * (docs/decisions/023-postgresql.md, 6), which keeps ledger rows committing in seq order.
  * `ledger: false` (a heartbeat's last-session columns) does not wait for the writers' turn.
  */
@@ -239,7 +239,7 @@ async function adapterTransaction<T>(
  * Runs statements for the hot paths (ingest, token checks). On SQLite they go
  * straight to the adapter's own connection, skipping Prisma's per-query
  * overhead (about 0.2 ms a statement; docs/decisions/003-raw-sql-on-the-ingest-path.md). Writes must run
- * inside `inTransaction`, whose BEGIN they then share.
+ * inside `inTransaction` (whose BEGIN they then share), `inSqlTransaction` or `inSqlStatements`.
  */
 export interface SqlExecutor {
   query<Row>(sql: Prisma.Sql): Promise<Row[]>;
