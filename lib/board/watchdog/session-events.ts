@@ -4,13 +4,13 @@ import { z } from "zod";
 import { loadBoard } from "../board";
 import { COLUMNS, sessionAtWork } from "../columns";
 import { config } from "../../server/config";
-import { inTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
+import { inSqlStatements, inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import { isoTime } from "../../core/iso-time";
 import { Prisma, type Thread } from "../../generated/prisma/client";
 import type { ExecutorRow } from "../../db/sql";
 import { announceLedger } from "../../events/bus";
-import { appendLedgerEvents } from "../../events/ledger";
+import { writeLedgerEvents } from "../../events/ledger";
 import { invisibleCharacter } from "../../contract/validate";
 import { threadOutsideProject } from "../../contract/project-binding";
 import { redactString } from "../../contract/secrets";
@@ -109,8 +109,8 @@ async function heartbeatRecordedJustBefore(sql: SqlExecutor, threadKey: string, 
 }
 
 /**
- * Records a session report in one transaction: the thread's last session
- * (only when this report is not older than the stored one) and a ledger event.
+ * Records a session report in one transaction (a quiet heartbeat: inSqlStatements): the
+ * thread's last session (only when this report is not older than the stored one) and a ledger event.
  * Answers with the thread's column, placed by the board's own rules.
  */
 export async function recordSessionEvent(
@@ -122,41 +122,40 @@ export async function recordSessionEvent(
   const at = reportTime(request, now);
   // Most heartbeats record no ledger event (one a minute per thread): they update the thread's
   // last session without waiting for the writers' turn, which every packet takes (issue 15:
-  // 50 heartbeats/s queued behind it on PostgreSQL). The check is repeated in turn below.
+  // 50 heartbeats/s queued behind it on PostgreSQL), and without a transaction of their own
+  // where the database allows (its two statements are each safe alone and again: inSqlStatements).
+  // The check is repeated in turn below.
   const quiet = request.kind === "heartbeat" && (await heartbeatRecordedJustBefore(await sqlExecutor(), threadKey, at));
-  const { applied, recorded, thread, lastSession } = await inTransaction(
-    async (tx) => {
-      const sql = await sqlExecutor(tx);
-      const thread = await activeThread(sql, threadKey, options.project);
-      const changed = await tx.$executeRaw(
-        Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
-          WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
+  const write = async (sql: SqlExecutor) => {
+    const thread = await activeThread(sql, threadKey, options.project);
+    const changed = await sql.execute(
+      Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
+        WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
+    );
+    // The thread's last session now: this report, or the later one it already held.
+    const lastSession =
+      changed === 1 ? { kind: request.kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt);
+    const record = !quiet && (request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at)));
+    if (record) {
+      await writeLedgerEvents(
+        sql,
+        [
+          {
+            kind: request.kind,
+            threadKey,
+            versionId: thread.activeVersionId,
+            actor: options.actor,
+            // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
+            data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
+            at,
+          },
+        ],
+        now,
       );
-      // The thread's last session now: this report, or the later one it already held.
-      const lastSession =
-        changed === 1 ? { kind: request.kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt);
-      const record = !quiet && (request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at)));
-      if (record) {
-        await appendLedgerEvents(
-          tx,
-          [
-            {
-              kind: request.kind,
-              threadKey,
-              versionId: thread.activeVersionId,
-              actor: options.actor,
-              // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
-              data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
-              at,
-            },
-          ],
-          now,
-        );
-      }
-      return { applied: changed === 1, recorded: record, thread, lastSession };
-    },
-    { ledger: !quiet },
-  );
+    }
+    return { applied: changed === 1, recorded: record, thread, lastSession };
+  };
+  const { applied, recorded, thread, lastSession } = await (quiet ? inSqlStatements(write) : inSqlTransaction(write));
   if (recorded) announceLedger();
   const card = Number(thread.archived) ? null : (atWork(thread, lastSession, now.getTime()) ?? (await findPlacedCard(threadKey, now.getTime())));
   return sessionEventResultDto.parse({
