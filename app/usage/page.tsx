@@ -34,7 +34,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
       <Panel headingId="usage-totals" title="Totals">
         {/* Every total comes from the same packets: with no day there is no agent or project either. */}
         {usage.by_day.length ? (
-          <div className="grid gap-6 lg:grid-cols-2">
+          <div className="grid items-start gap-6 lg:grid-cols-2">
             <UsageTable caption="Per agent" keyLabel="Agent" rows={usage.by_agent} />
             <UsageTable caption="Per project" keyLabel="Project" rows={usage.by_project} />
             <UsageTable caption="Per day" keyLabel="Day" rows={usage.by_day} />
