@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../lib/db/client";
 import { SEVERITIES } from "../../lib/contract/severity";
 import { useTempDatabase } from "@/testing/temp-database";
+import { loadUsage } from "../../lib/views/usage/usage";
 import { loadDemoFleet } from "./fleet";
 
 let temp: Awaited<ReturnType<typeof useTempDatabase>>;
@@ -74,6 +75,22 @@ describe("loadDemoFleet", () => {
     ]) {
       expect(flags, code).toContain(code);
     }
+  });
+
+  it("reports usage in each form agents send it, so the usage page has something to show", async () => {
+    const db = await database();
+    const usage = await loadUsage({ days: 7 });
+    // Every project, in dollars; the agents that send plain strings report none.
+    expect(usage.by_project.map((row) => row.key).sort()).toEqual(["acme/data", "acme/mobile", "acme/payments", "acme/platform", "acme/web"]);
+    expect(usage.by_project.every((row) => row.currency === "USD" && row.cost > 0)).toBe(true);
+    const reporting = new Set(usage.by_agent.map((row) => row.key));
+    expect(reporting.size).toBeGreaterThan(first.agents / 2);
+    expect(reporting.size).toBeLessThan(first.agents);
+    // Tokens from the full and lesson forms (input_tokens, prompt_tokens), durations from the full and workbench forms.
+    const total = usage.by_project.reduce((sum, row) => ({ input: sum.input + row.input_tokens, duration: sum.duration + row.duration_ms, packets: sum.packets + row.packets }), { input: 0, duration: 0, packets: 0 });
+    expect(total.input).toBeGreaterThan(0);
+    expect(total.duration).toBeGreaterThan(0);
+    expect(total.packets).toBeLessThan(await db.packetVersion.count());
   });
 
   it("stores nothing new when loaded again in the same hour", async () => {

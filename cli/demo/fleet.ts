@@ -88,6 +88,27 @@ function nextActionFor(plan: AgentPlan, version: number, last: boolean): string 
   return steps[Math.min(version - 1, steps.length - 1)]!;
 }
 
+/**
+ * What the session cost, in each form agents report it (docs/contract.md, `usage`); the
+ * plain-strings agents report none, as many real tools do. Sized like real sessions.
+ */
+function usageFor(plan: AgentPlan, version: number): Record<string, unknown> | undefined {
+  const seed = Number(plan.task.slice(4)) + version * 7;
+  const input = 40_000 + (seed % 13) * 9_500;
+  const output = 3_000 + (seed % 7) * 1_100;
+  const cost = Math.round((input * 15 + output * 75) / 10_000) / 100;
+  switch (plan.shape) {
+    case "full":
+      return { input_tokens: input, output_tokens: output, cost: { amount: cost, currency: "USD" }, model: "opus", duration_ms: 600_000 + seed * 9_000 };
+    case "lesson":
+      return { prompt_tokens: input, completion_tokens: output, cost_usd: cost };
+    case "workbench":
+      return { total_cost_usd: cost, duration_seconds: 420 + seed * 11 };
+    default:
+      return undefined;
+  }
+}
+
 function packetFor(plan: AgentPlan, version: number, createdAtMs: number): Record<string, unknown> {
   const last = version === plan.versions;
   const files = PROJECTS.find((p) => p.project === plan.project)!.files;
@@ -104,6 +125,8 @@ function packetFor(plan: AgentPlan, version: number, createdAtMs: number): Recor
   };
   const verdictPointer = { verdict: `outputs/verification/${plan.task}.json`, review: `outputs/review/${plan.task}.json` };
   const skewMs = last && plan.ending === "skew" ? 3 * 24 * HOUR : 0;
+  const usage = usageFor(plan, version);
+  if (usage) base.usage = usage;
   let packet: Record<string, unknown>;
   switch (plan.shape) {
     case "full":
