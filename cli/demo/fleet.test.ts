@@ -86,7 +86,7 @@ describe("loadDemoFleet", () => {
     const reporting = new Set(usage.by_agent.map((row) => row.key));
     expect(reporting.size).toBeGreaterThan(first.agents / 2);
     expect(reporting.size).toBeLessThan(first.agents);
-    // Tokens from the full and lesson forms (input_tokens, prompt_tokens), durations from the full and workbench forms.
+    // Tokens as input_tokens and as prompt_tokens; durations in milliseconds and in seconds.
     const total = usage.by_project.reduce((sum, row) => ({ input: sum.input + row.input_tokens, duration: sum.duration + row.duration_ms, packets: sum.packets + row.packets }), { input: 0, duration: 0, packets: 0 });
     expect(total.input).toBeGreaterThan(0);
     expect(total.duration).toBeGreaterThan(0);

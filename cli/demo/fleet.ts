@@ -103,7 +103,7 @@ function usageFor(plan: AgentPlan, version: number): Record<string, unknown> | u
     case "lesson":
       return { prompt_tokens: input, completion_tokens: output, cost_usd: cost };
     case "workbench":
-      return { total_cost_usd: cost, duration_seconds: 420 + seed * 11 };
+      return { input_tokens: input, output_tokens: output, total_cost_usd: cost, duration_seconds: 420 + seed * 11 };
     default:
       return undefined;
   }

@@ -50,7 +50,7 @@ export function UsageTable({ caption, rows, keyLabel }: { caption: string; rows:
       <tbody>
         {rows.map((row, index) => (
           <tr key={`${row.key}-${row.currency}-${index}`} className="border-t border-line">
-            <td className="py-1 font-mono break-all">{row.key === null ? "(none)" : <AgentText text={row.key} />}</td>
+            <td className="py-1 font-mono wrap-anywhere">{row.key === null ? "(none)" : <AgentText text={row.key} />}</td>
             <td className="text-right">{row.packets}</td>
             <td className="text-right">{row.input_tokens.toLocaleString("en")}</td>
             <td className="text-right">{row.output_tokens.toLocaleString("en")}</td>
