@@ -1,8 +1,9 @@
 import { expect, test } from "./support/fixtures";
 import type { Page } from "@playwright/test";
-import { bearer, expectErrorShape, packetFor, postPacket, storePacket, uniqueId } from "./support/api";
-import { card, cardsIn, waitForLive } from "./support/board";
-import { adminCookie } from "./support/people";
+import { bearer, expectErrorShape, getJson, packetFor, postPacket, storePacket, storePackets, threadPath, uniqueId, type PacketDto } from "./support/api";
+import { card, cardsIn, columnCount, COLUMN_TITLES, waitForLive, type ColumnTitle } from "./support/board";
+import { createToken } from "./support/fixtures";
+import { adminApi, adminCookie, fromPage } from "./support/people";
 
 /** GET /api/v1/stream against the production build (`next start`): server-sent events of the ledger. */
 
@@ -216,29 +217,117 @@ function countFetches(page: Page, counting: { on: boolean }, path = "/api/v1/boa
   return fetches;
 }
 
-test("two boards open: a packet moves the card on both from the stream's delta, with no board refetch", async ({ page, request, agentToken }) => {
+test("two boards open: a packet, a risk acknowledgement, an approval and a heartbeat each move the card on both from the stream's deltas, with no board refetch; after the stream is cut and restored both match a fresh load", async ({
+  page,
+  request,
+  agentToken,
+  baseURL,
+}) => {
   const run = uniqueId("delta-run");
   const key = `${run}-card`;
-  await storePacket(request, agentToken, packetFor(key, { open_risks: [], next_action: `first step of ${key}` }));
+  // A peer in the same project and branch: its card must come through the cut unchanged.
+  const peer = `${run}-peer`;
+  await storePackets(request, agentToken, [
+    packetFor(key, { open_risks: [], next_action: `first step of ${key}` }),
+    packetFor(peer, { open_risks: [], next_action: `first step of ${peer}` }),
+  ]);
+  const eventsToken = await createToken(`e2e-delta-sessions-${process.pid}`, ["events:write"]);
+  const admin = await adminApi(baseURL!);
+  await page.context().addInitScript(keepStreams);
   const second = await page.context().newPage();
+  const boards = [page, second];
   const counting = { on: false };
-  const fetches = [countFetches(page, counting), countFetches(second, counting)];
-  for (const board of [page, second]) {
+  const fetches = boards.map((board) => countFetches(board, counting));
+  for (const board of boards) {
     await board.goto(`/?q=${encodeURIComponent(run)}`);
     await waitForLive(board);
     await expect(cardsIn(board, "Ready").filter({ hasText: `first step of ${key}` })).toHaveCount(1);
   }
-
+  const onBoth = async (title: ColumnTitle, text: string) => {
+    for (const board of boards) await expect(cardsIn(board, title).filter({ hasText: text }), `${title}: ${text}`).toHaveCount(1, { timeout: 5_000 });
+  };
   counting.on = true;
-  await storePacket(request, agentToken, packetFor(key, { open_risks: [{ severity: "critical", detail: "seen live" }], next_action: `second step of ${key}` }));
-  for (const board of [page, second]) {
-    await expect(cardsIn(board, "Needs you").filter({ hasText: `second step of ${key}` })).toHaveCount(1, { timeout: 5_000 });
-    await expect(cardsIn(board, "Ready")).toHaveCount(0);
-    await expect(card(board, key)).toHaveCount(1);
-  }
+
+  // A packet: a critical risk puts the card in front of a person.
+  const risky = await storePacket(request, agentToken, packetFor(key, { open_risks: [{ severity: "critical", detail: "seen live" }], next_action: `second step of ${key}` }));
+  await onBoth("Needs you", `second step of ${key}`);
+  // A risk acknowledgement: nothing needs the person any more.
+  const packet = await getJson<PacketDto>(request, agentToken, `/api/v1/packets/${risky.packet_id}`);
+  const fingerprint = packet.canonical.open_risks![0]!.fingerprint;
+  const triage = await admin.post("/api/v1/risks/triage", { headers: fromPage(baseURL!), data: { action: "acknowledged", targets: [{ thread_key: key, fingerprint }] } });
+  expect(triage.status(), await triage.text()).toBe(200);
+  await onBoth("Ready", `second step of ${key}`);
+  // An approval.
+  const approval = await admin.post(threadPath(key, "/decision"), { headers: fromPage(baseURL!), data: { kind: "approved", packet_id: risky.packet_id, base_revision: 0 } });
+  expect(approval.status(), await approval.text()).toBe(200);
+  await onBoth("Approved", `second step of ${key}`);
+  // A heartbeat: a session is at work on it.
+  const heartbeat = await request.post(threadPath(key, "/events"), { headers: bearer(eventsToken), data: { kind: "heartbeat", session_id: `${key}-session` } });
+  expect(heartbeat.status(), await heartbeat.text()).toBe(200);
+  await onBoth("Running", `second step of ${key}`);
+  for (const board of boards) await expect(card(board, key)).toHaveCount(1);
   expect(fetches.map((each) => each.count)).toEqual([0, 0]);
-  await second.close();
+
+  // The stream is cut (the connection drops and the pages lose the network), the ledger moves on meanwhile, and the network comes back.
+  await page.context().setOffline(true);
+  for (const board of boards) await board.evaluate(dropStreams);
+  for (const board of boards) await expect(board.getByRole("status").filter({ hasText: /threads? ·/ })).not.toContainText("live", { timeout: 10_000 });
+  const ended = await request.post(threadPath(key, "/events"), { headers: bearer(eventsToken), data: { kind: "session_ended", session_id: `${key}-session` } });
+  expect(ended.status(), await ended.text()).toBe(200);
+  await storePacket(request, agentToken, packetFor(key, { open_risks: [{ severity: "high", detail: "while cut" }], next_action: `third step of ${key}` }));
+  await page.context().setOffline(false);
+  for (const board of boards) await expect(cardsIn(board, "Needs you").filter({ hasText: `third step of ${key}` })).toHaveCount(1, { timeout: 15_000 });
+  for (const board of boards) await waitForLive(board);
+
+  const fresh = await page.context().newPage();
+  await fresh.goto(`/?q=${encodeURIComponent(run)}`);
+  await waitForLive(fresh);
+  const expected = await boardShown(fresh);
+  expect(expected.find((column) => column.title === "Needs you")?.cards.map((shown) => shown.key)).toEqual([key]);
+  for (const board of boards) expect(await boardShown(board)).toEqual(expected);
+  await Promise.all([fresh.close(), second.close(), admin.dispose()]);
 });
+
+/**
+ * Browser side: every EventSource the page opens is kept in `window.batonStreams`, so the test can
+ * drop a live connection (Playwright's offline mode fails new requests but leaves an open stream be).
+ */
+function keepStreams(): void {
+  const Native = window.EventSource;
+  const kept: EventSource[] = [];
+  Object.assign(window, { batonStreams: kept });
+  window.EventSource = class extends Native {
+    constructor(url: string | URL, init?: EventSourceInit) {
+      super(url, init);
+      kept.push(this);
+    }
+  };
+}
+
+/** Browser side: closes the open streams and tells their owner, as a dropped connection would. */
+function dropStreams(): void {
+  for (const source of (window as unknown as { batonStreams: EventSource[] }).batonStreams) {
+    if (source.readyState === EventSource.CLOSED) continue;
+    source.close();
+    source.onerror?.(new Event("error"));
+  }
+}
+
+/** What a board shows, column by column: each column's count and its cards' keys and text (times left out: they tick). */
+async function boardShown(page: Page): Promise<{ title: ColumnTitle; count: number; cards: { key: string; text: string }[] }[]> {
+  const shown = [];
+  for (const title of COLUMN_TITLES) {
+    const cards = await cardsIn(page, title).evaluateAll((elements) =>
+      elements.map((element) => {
+        const copy = element.cloneNode(true) as HTMLElement;
+        for (const time of copy.querySelectorAll("time")) time.remove();
+        return { key: element.getAttribute("data-thread-key") ?? "", text: copy.innerText.replace(/\s+/g, " ").trim() };
+      }),
+    );
+    shown.push({ title, count: await columnCount(page, title), cards });
+  }
+  return shown;
+}
 
 test("the questions inbox shows a new question from the stream's delta, with no inbox refetch", async ({ page, request, agentToken }) => {
   const thread = uniqueId("delta-question");
