@@ -205,6 +205,7 @@ async function main() {
     }
   } finally {
     viewersProcess.stop();
+    if (sustained.some((row) => row.load.firstError) && server?.logTail()) console.log(`\nlast server log lines:\n${server.logTail()}`);
     await server?.stop();
     // On PostgreSQL the live feed keeps its connection 30 s after its last stream (lib/events/ledger-feed.ts): the database is dropped after it.
     if (db.dialect === "postgresql") await sleepMs(31_000);

@@ -73,6 +73,19 @@ test.describe("POST /api/v1/packets: stored and duplicate", () => {
     expect(detail?.versions.map((version) => version.id)).toEqual([first.packet_id]);
   });
 
+  test("a small answer goes out uncompressed (no gzip stream per packet), a large one compressed", async ({ baseURL, agentToken }) => {
+    const headers = { ...bearer(agentToken), "accept-encoding": "gzip", "content-type": "application/json" };
+    const created = await fetch(`${baseURL}/api/v1/packets`, { method: "POST", headers, body: JSON.stringify(packetFor(uniqueId("small-answer"))) });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("content-encoding")).toBeNull();
+    expect(created.headers.get("cache-control")).toBe("no-store, no-transform");
+    expect(Buffer.byteLength(await created.text())).toBeLessThan(1024);
+    const board = await fetch(`${baseURL}/api/v1/board`, { headers });
+    expect(board.status).toBe(200);
+    expect(board.headers.get("content-encoding")).toBe("gzip");
+    expect(Buffer.byteLength(await board.text())).toBeGreaterThan(1024);
+  });
+
   test("the answer's flags carry each lint code with its reason", async ({ request, agentToken }) => {
     const thread = uniqueId("flags");
     const result = await storePacket(request, agentToken, {

@@ -19,6 +19,8 @@ export interface ServerUnderTest {
   /** A session cookie for the board page, or null when the server serves no pages. */
   session(): Promise<{ name: string; value: string } | null>;
   what: string;
+  /** The servers' last log lines (production servers only: in-process errors print here already). */
+  logTail(): string;
   stop(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export async function inProcessServer(): Promise<ServerUnderTest> {
     openStreams: openStreamCount,
     session: async () => null,
     what: "this process (the real route handlers behind node:http)",
+    logTail: () => "",
     stop: routes.close,
   };
 }
@@ -66,6 +69,7 @@ export async function nextServers(count: number, firstPort: number, url: string)
       }
       return cookie;
     },
+    logTail: () => servers.map((server, index) => `port ${ports[index]}:\n${server.logTail()}`).join("\n"),
     what: `${count} production server${count === 1 ? "" : "s"} (next start, pid ${servers.map((server) => server.pid).join(", ")}) on ports ${ports.join(", ")}`,
     stop: async () => {
       for (const server of servers) await stopServer(server);

@@ -4,8 +4,7 @@ import type { PrismaClient, Prisma } from "../generated/prisma/client";
 import { config, isPostgresqlUrl } from "../server/config";
 import { openPostgresql } from "./postgresql";
 import { openSqlite } from "./sqlite";
-import { connectionLostError, isBusyError, isConnectionLost } from "./errors";
-import { BatonError } from "../core/errors";
+import { connectionLostError, databaseBusyError, isBusyError, isConnectionLost } from "./errors";
 import { processSlot } from "../core/singleton";
 import type { SqlDriverAdapter, SqlQuery, SqlQueryable, Transaction } from "@prisma/driver-adapter-utils";
 
@@ -96,7 +95,7 @@ async function retryingBusyOrLost<T>(attempt: (finished: () => void) => Promise<
       const left = deadline - Date.now();
       if (left <= 0) {
         if (lost) throw connectionLostError(error);
-        throw new BatonError("unavailable", "The database is busy; retry shortly.", null, 1);
+        throw databaseBusyError();
       }
       // Jittered, growing waits so that competing writers spread out.
       const wait = Math.min(BUSY_RETRY_MAX_WAIT_MS, 10 * tries * tries) * (0.5 + Math.random());

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { isBusyError, isConnectionLost } from "./errors";
+import { isBusyError, isConnectionLost, isTransactionStartTimeout } from "./errors";
 import { BatonError } from "../core/errors";
 import { errorResponse } from "../http/respond";
 
@@ -67,5 +67,33 @@ describe("errorResponse for a lost connection", () => {
   it("still answers 500 for anything else", () => {
     vi.spyOn(console, "error").mockImplementation(() => undefined);
     expect(errorResponse(new TypeError("a bug")).status).toBe(500);
+  });
+});
+
+describe("errorResponse for a transaction that found no free connection in time", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  // Seen under twice the load a server can take, on PostgreSQL: Prisma's interactive transaction and decision 083's own path.
+  const TIMED_OUT: [string, unknown][] = [
+    ["Prisma's P2028", Object.assign(new Error("Transaction API error: Unable to start a transaction in the given time."), { name: "PrismaClientKnownRequestError", code: "P2028" })],
+    ["the adapter path's wait", new Error("Unable to start a transaction within 10000 ms.")],
+  ];
+
+  it.each(TIMED_OUT)("answers 503 with Retry-After, not 500, for %s; the log has one line without a stack", async (_what, error) => {
+    const log = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    expect(isTransactionStartTimeout(error)).toBe(true);
+    const response = errorResponse(error);
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("1");
+    expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "unavailable", message: "The database is busy; retry shortly." });
+    expect(log).toHaveBeenCalledTimes(1);
+    expect(String(log.mock.calls[0]![0])).not.toMatch(/\n\s+at /);
+  });
+
+  it("leaves other transaction errors a logged 500", () => {
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const closed = Object.assign(new Error("Transaction API error: Transaction already closed: A commit cannot be executed on an expired transaction."), { code: "P2028" });
+    expect(isTransactionStartTimeout(closed)).toBe(false);
+    expect(errorResponse(closed).status).toBe(500);
   });
 });

@@ -68,11 +68,28 @@ export function connectionLostError(error: unknown): BatonError {
   return new BatonError("unavailable", "The database could not be reached; retry shortly.", null, 1);
 }
 
-/** Any error as the one error type: a BatonError as it is, a lost connection as 503, anything else as a logged 500. */
+/** The 503 of a database that stayed busy (another writer, or no free connection) past the wait: the client retries. */
+export const databaseBusyError = () => new BatonError("unavailable", "The database is busy; retry shortly.", null, 1);
+
+// No pooled connection came within the transaction's wait (Prisma's P2028 says "in the given
+// time"; decision 083's own path says "within N ms"): the server is overloaded, not broken.
+const NO_CONNECTION_IN_TIME = /Unable to start a transaction (in the given time|within \d+ ms)/;
+
+/** True when a transaction could not start because every pooled connection stayed busy for the whole wait. */
+export function isTransactionStartTimeout(error: unknown): boolean {
+  for (const record of errorChain(error)) if (typeof record.message === "string" && NO_CONNECTION_IN_TIME.test(record.message)) return true;
+  return false;
+}
+
+/** Any error as the one error type: a BatonError as it is, a lost connection or an overloaded pool as 503, anything else as a logged 500. */
 export function toBatonError(error: unknown): BatonError {
   if (error instanceof BatonError) return error;
   // A database restart or a dropped connection: the pool connects afresh, the client retries.
   if (isConnectionLost(error)) return connectionLostError(error);
+  if (isTransactionStartTimeout(error)) {
+    console.error("baton: no database connection was free within the transaction's wait; answered 503");
+    return databaseBusyError();
+  }
   // Never echo internals (or a secret inside a driver message) to the caller.
   console.error("baton: unexpected error", error instanceof Error ? error.stack : error);
   return new BatonError("internal", "Baton failed to handle this request; it was logged on the server.");

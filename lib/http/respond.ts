@@ -2,11 +2,19 @@ import { toBatonError } from "../db/errors";
 
 export { toBatonError };
 
+/** Below this many bytes an answer is not worth compressing (the compression middleware's own threshold). */
+const COMPRESS_FROM_BYTES = 1024;
+
 /** JSON responses; the one place where errors become HTTP statuses and bodies. */
 export function jsonResponse(body: unknown, status = 200, headers: HeadersInit = {}): Response {
-  return new Response(JSON.stringify(body), {
+  const text = JSON.stringify(body);
+  // Next gzips every route answer, however small (it drops the Content-Length that would let it
+  // see the size); no-transform keeps a heartbeat's or a packet's small answer out of a gzip
+  // stream of its own (docs/decisions/087-small-answers-uncompressed.md).
+  const cacheControl = Buffer.byteLength(text) < COMPRESS_FROM_BYTES ? "no-store, no-transform" : "no-store";
+  return new Response(text, {
     status,
-    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers },
+    headers: { "content-type": "application/json; charset=utf-8", "cache-control": cacheControl, ...headers },
   });
 }
 
