@@ -210,6 +210,26 @@ describe("a transaction of raw statements", () => {
   });
 });
 
+describe.runIf(!testsRunOnPostgresql())("a transaction of raw statements on SQLite", () => {
+  it("a COMMIT that fails is rolled back before the next writer gets the connection", async () => {
+    const now = new Date();
+    const failure = await inSqlTransaction(async (sql) => {
+      // Foreign keys checked at COMMIT: the COMMIT itself fails, and SQLite keeps the transaction open.
+      await sql.execute(Prisma.sql`PRAGMA defer_foreign_keys = ON`);
+      await insertCursor(sql, "before-failed-commit");
+      await sql.execute(
+        Prisma.sql`INSERT INTO "Session" ("id", "userId", "createdAt", "lastSeenAt", "expiresAt") VALUES (${"ses_orphan"}, ${"usr_nobody"}, ${now}, ${now}, ${now})`,
+      );
+    }).then(() => null, (error: unknown) => error);
+    expect(String(failure)).toMatch(/FOREIGN KEY constraint failed|ForeignKeyConstraintViolation/);
+    // Through Prisma's transactions the failed COMMIT kept the adapter's lock: this waited for ever.
+    await inSqlTransaction((sql) => insertCursor(sql, "after-failed-commit"));
+    await inTransaction((tx) => tx.workerCursor.create({ data: { name: "after-failed-commit-orm", seq: 0 } }));
+    expect(await cursorNames("before-failed-commit")).toEqual([]);
+    expect(await cursorNames("after-failed-commit")).toEqual(["after-failed-commit", "after-failed-commit-orm"]);
+  });
+});
+
 describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on PostgreSQL", () => {
   it("a write outside the ledger does not wait for the writers' lock", async () => {
     let openGate!: () => void;
