@@ -20,7 +20,7 @@ interface DbHolder {
   client: Promise<PrismaClient>;
   /** The SQLite connection under Prisma's adapter (the same one), for the hot paths' statements. */
   connection?: BetterSqlite3.Database;
-  /** PostgreSQL's driver adapter under Prisma (the same pool), for the hot paths' reads and write transactions. */
+  /** The driver adapter under Prisma (SQLite's over that connection, PostgreSQL's pool), for the hot paths' write transactions and PostgreSQL's reads. */
   adapter?: SqlDriverAdapter;
 }
 
@@ -36,7 +36,10 @@ export function database(): Promise<PrismaClient> {
     opened.client =
       dialect === "postgresql"
         ? openPostgresql(url, (adapter) => (opened.adapter = adapter))
-        : openSqlite(url, (connection) => (opened.connection = connection));
+        : openSqlite(url, (adapter, connection) => {
+            opened.adapter = adapter;
+            opened.connection = connection;
+          });
     processDb.value = opened;
   }
   return processDb.value.client;
@@ -132,26 +135,28 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: Tr
   );
 }
 
-/** PostgreSQL's driver adapter: Prisma connects it on first use, and the write paths need it from the first write on. */
+/** The driver adapter: Prisma connects it on first use, and the write paths need it from the first write on. */
 async function connectedAdapter(db: PrismaClient, holder: DbHolder): Promise<SqlDriverAdapter> {
   if (!holder.adapter) await db.$connect();
-  if (!holder.adapter) throw new Error("the PostgreSQL driver adapter is not connected");
+  if (!holder.adapter) throw new Error(`the ${holder.dialect} driver adapter is not connected`);
   return holder.adapter;
 }
 
 /**
  * A write transaction of raw statements only, for the hot writers (ingest, session reports),
  * with inTransaction's retries, lock and timeout. This is the one place that decides its path:
- * on PostgreSQL the statements run on the driver adapter's own transaction, without Prisma's
- * interactive-transaction pipeline (docs/decisions/083-postgresql-hot-transactions-through-the-adapter.md);
- * on SQLite it is inTransaction with the executor on the adapter's one connection, as before.
+ * the statements run on the driver adapter's own transaction, without Prisma's
+ * interactive-transaction pipeline: on PostgreSQL through the adapter
+ * (docs/decisions/083-postgresql-hot-transactions-through-the-adapter.md), on SQLite on its one
+ * connection while the adapter's transaction holds its lock
+ * (docs/decisions/086-sqlite-hot-transactions-through-the-adapter.md).
  */
 export async function inSqlTransaction<T>(work: (sql: SqlExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const db = await database();
-  const holder = processDb.value;
-  if (holder?.dialect !== "postgresql") return inTransaction(async (tx) => work(await sqlExecutor(tx)), options);
+  const holder = processDb.value!;
   const adapter = await connectedAdapter(db, holder);
-  return retryingBusyOrLost((finished) => adapterTransaction(adapter, work, options, finished));
+  const path = holder.dialect === "postgresql" ? postgresqlTransactionPath : sqliteTransactionPath(holder);
+  return retryingBusyOrLost((finished) => adapterTransaction(adapter, path, work, options, finished));
 }
 
 /**
@@ -176,17 +181,68 @@ export async function inSqlStatements<T>(work: (sql: SqlExecutor) => Promise<T>)
 
 const rawStatement = (sql: string): SqlQuery => ({ sql, args: [], argTypes: [] });
 
+/** What differs between the databases in a transaction of the driver adapter's (adapterTransaction). */
+interface AdapterTransactionPath {
+  /** Runs right after BEGIN. */
+  opened(transaction: Transaction, timeoutMs: number, options: TransactionOptions): Promise<void>;
+  /** The work's statements; `stillOpen` throws once the transaction expired. */
+  executor(transaction: Transaction, stillOpen: () => void): SqlExecutor;
+  /** Sends COMMIT or ROLLBACK; the transaction's commit() or rollback() follows, whatever happened. */
+  end(transaction: Transaction, statement: "COMMIT" | "ROLLBACK"): Promise<void>;
+}
+
 /**
- * One attempt of inSqlTransaction on PostgreSQL: BEGIN on a connection of the adapter's pool,
- * then in one round trip the transaction's timeouts and (for a ledger write) the writers' lock;
- * `work`; COMMIT, or ROLLBACK on any error. As Prisma's transactions do, it gives up when no
- * connection came within TRANSACTION_MAX_WAIT_MS and rolls back at the timeout, after which
- * every statement fails. Unlike them, the server enforces the timeout too: no statement (the
- * lock's wait included) and no idle gap may outlast it, so a stuck transaction cannot keep the
- * writers' lock.
+ * PostgreSQL: a connection of the adapter's pool; in one round trip after BEGIN the
+ * transaction's timeouts and (for a ledger write) the writers' lock. The server enforces the
+ * timeout too: no statement (the lock's wait included) and no idle gap may outlast it, so a
+ * stuck transaction cannot keep the writers' lock.
+ */
+const postgresqlTransactionPath: AdapterTransactionPath = {
+  async opened(transaction, timeoutMs, options) {
+    // The server's idle guard a little after the timer's ROLLBACK: it is for a process that stopped talking.
+    const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs + IDLE_GUARD_SLACK_MS}`;
+    await transaction.executeRaw(rawStatement(options.ledger === false ? guard : `${guard}; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`));
+  },
+  executor: (transaction, stillOpen) => postgresqlAdapterExecutor(transaction, stillOpen),
+  async end(transaction, statement) {
+    await transaction.executeRaw(rawStatement(statement));
+  },
+};
+
+/**
+ * SQLite: the adapter's startTransaction() takes the lock every Prisma transaction on its one
+ * connection takes, then sends BEGIN (deferred, as for Prisma's own); until commit() or
+ * rollback() frees the lock, the work's statements run on that connection through the same
+ * executor as inside inTransaction, so values read and written are shaped as before.
+ */
+function sqliteTransactionPath(holder: DbHolder): AdapterTransactionPath {
+  const connection = holder.connection;
+  if (!connection) throw new Error("the SQLite connection is not open");
+  return {
+    async opened() {},
+    executor: (_transaction, stillOpen) => guardedExecutor(connectionExecutor(connection), stillOpen),
+    async end(_transaction, statement) {
+      try {
+        // SQLite may have rolled back already after some errors (SQLITE_FULL, SQLITE_IOERR): nothing left to end.
+        if (statement === "COMMIT" || connection.inTransaction) connection.exec(statement);
+      } catch (error) {
+        // A COMMIT that failed leaves the transaction open: end it before the lock goes to the next writer.
+        if (connection.inTransaction) connection.exec("ROLLBACK");
+        throw error;
+      }
+    },
+  };
+}
+
+/**
+ * One attempt of inSqlTransaction: BEGIN through the driver adapter's startTransaction(), then
+ * the path's opening statements, `work`, COMMIT, or ROLLBACK on any error. As Prisma's
+ * transactions do, it gives up when the transaction did not start within
+ * TRANSACTION_MAX_WAIT_MS and rolls back at the timeout, after which every statement fails.
  */
 async function adapterTransaction<T>(
   adapter: SqlDriverAdapter,
+  path: AdapterTransactionPath,
   work: (sql: SqlExecutor) => Promise<T>,
   options: TransactionOptions,
   finished: () => void,
@@ -201,7 +257,7 @@ async function adapterTransaction<T>(
     open = false;
     clearTimeout(timer);
     try {
-      await transaction.executeRaw(rawStatement(statement));
+      await path.end(transaction, statement);
     } finally {
       await (statement === "COMMIT" ? transaction.commit() : transaction.rollback());
     }
@@ -219,10 +275,8 @@ async function adapterTransaction<T>(
   };
   try {
     if (startedAt - asked > TRANSACTION_MAX_WAIT_MS) throw new Error(`Unable to start a transaction within ${TRANSACTION_MAX_WAIT_MS} ms.`);
-    // The server's idle guard a little after the timer's ROLLBACK: it is for a process that stopped talking.
-    const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs + IDLE_GUARD_SLACK_MS}`;
-    await transaction.executeRaw(rawStatement(options.ledger === false ? guard : `${guard}; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`));
-    const result = await work(postgresqlAdapterExecutor(transaction, stillOpen));
+    await path.opened(transaction, timeoutMs, options);
+    const result = await work(path.executor(transaction, stillOpen));
     finished();
     stillOpen();
     await end("COMMIT");
@@ -364,6 +418,30 @@ function postgresqlAdapterExecutor(adapter: SqlQueryable | Transaction, beforeEa
 
 const executors = new WeakMap<BetterSqlite3.Database, SqlExecutor>();
 
+/** The executor of SQLite's one connection (one per connection: it keeps prepared statements). */
+function connectionExecutor(connection: BetterSqlite3.Database): SqlExecutor {
+  let executor = executors.get(connection);
+  if (!executor) {
+    executor = sqliteExecutor(connection);
+    executors.set(connection, executor);
+  }
+  return executor;
+}
+
+/** `executor`, but each statement first asks `beforeEach` (which refuses one on an expired transaction). */
+function guardedExecutor(executor: SqlExecutor, beforeEach: () => void): SqlExecutor {
+  return {
+    async query<Row>(sql: Prisma.Sql) {
+      beforeEach();
+      return executor.query<Row>(sql);
+    },
+    async execute(sql: Prisma.Sql) {
+      beforeEach();
+      return executor.execute(sql);
+    },
+  };
+}
+
 /**
  * The executor for statements inside `tx` (or outside any transaction, for
  * reads). On SQLite the adapter has one connection, so `tx` shares it; on
@@ -377,10 +455,5 @@ export async function sqlExecutor(tx?: Tx): Promise<SqlExecutor> {
   }
   const connection = processDb.value?.connection;
   if (!connection) throw new Error("the SQLite connection is not open");
-  let executor = executors.get(connection);
-  if (!executor) {
-    executor = sqliteExecutor(connection);
-    executors.set(connection, executor);
-  }
-  return executor;
+  return connectionExecutor(connection);
 }

@@ -10,11 +10,42 @@ import type { PendingPacket } from "../ingest/types";
 import { statementsOf } from "@/testing/count-statements";
 import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
-import { database, inSqlTransaction, isUniqueViolation, type SqlExecutor } from "./client";
+import { database, inSqlTransaction, inTransaction, isUniqueViolation, type SqlExecutor } from "./client";
 
-/** The hot writers' transactions of raw statements (inSqlTransaction): on PostgreSQL the driver adapter's own. */
+/** The hot writers' transactions of raw statements (inSqlTransaction): the driver adapter's own, on both databases. */
 
 const temp = freshDatabaseForThisFile();
+/** On PostgreSQL, a session of the test's own beside Baton's pool, to watch and hold locks. */
+let admin: pg.Client;
+
+beforeAll(async () => {
+  if (!testsRunOnPostgresql()) return;
+  admin = new pg.Client({ connectionString: temp().url });
+  await admin.connect();
+});
+afterAll(async () => {
+  await admin?.end();
+});
+
+/** Backends of the test database (not ours) waiting for a lock: the writers' (advisory) or a row's (transactionid). */
+async function waitingForLock(locktype: "advisory" | "transactionid"): Promise<number> {
+  const result = await admin.query<{ waiting: number }>(
+    `SELECT COUNT(*)::int AS "waiting" FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE NOT l.granted AND l.locktype = $1 AND a.datname = current_database() AND a.pid <> pg_backend_pid()`,
+    [locktype],
+  );
+  return result.rows[0]!.waiting;
+}
+
+/**
+ * Until a second writer waits for the first: on PostgreSQL for the writers' advisory lock; on SQLite
+ * for the adapter's lock in this process, which it asked for before the event loop's next turns.
+ */
+async function secondWaits(): Promise<void> {
+  if (testsRunOnPostgresql()) await vi.waitFor(async () => expect(await waitingForLock("advisory")).toBe(1), { timeout: 5_000, interval: 20 });
+  else await sleep(50);
+}
+
 const source = { kind: "http", actor: "token:sql-transaction" } as const;
 
 function pending(thread: string, n: number): PendingPacket {
@@ -66,28 +97,6 @@ describe("a transaction of raw statements", () => {
     });
     expect(changed).toBe(2);
   });
-});
-
-describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on PostgreSQL", () => {
-  let admin: pg.Client;
-
-  beforeAll(async () => {
-    admin = new pg.Client({ connectionString: temp().url });
-    await admin.connect();
-  });
-  afterAll(async () => {
-    await admin?.end();
-  });
-
-  /** Backends of the test database (not ours) waiting for a lock: the writers' (advisory) or a row's (transactionid). */
-  async function waitingForLock(locktype: "advisory" | "transactionid"): Promise<number> {
-    const result = await admin.query<{ waiting: number }>(
-      `SELECT COUNT(*)::int AS "waiting" FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-        WHERE NOT l.granted AND l.locktype = $1 AND a.datname = current_database() AND a.pid <> pg_backend_pid()`,
-      [locktype],
-    );
-    return result.rows[0]!.waiting;
-  }
 
   it("sends nothing through Prisma's pipeline: an ingest and a heartbeat", async () => {
     const db = await database();
@@ -110,16 +119,16 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
     const packet = await statementsOf(() => ingestPacket({ thread: "counted", summary: "second", next_action: "go on" }, source));
     const recorded = await statementsOf(() => recordSessionEvent("counted", { kind: "heartbeat" }, { actor: source.actor }));
     const quiet = await statementsOf(() => recordSessionEvent("counted", { kind: "heartbeat" }, { actor: source.actor }));
-    // Through Prisma's transactions (BEGIN, the lock and COMMIT included) they were 9, 8 and 5: the last arrival sequence comes with the threads, and a quiet heartbeat needs no transaction.
-    expect({ packet, recorded, quiet }).toEqual({ packet: 8, recorded: 8, quiet: 3 });
+    // PostgreSQL: through Prisma's transactions (BEGIN, the lock and COMMIT included) they were 9, 8 and 5: the last
+    // arrival sequence comes with the threads, and a quiet heartbeat needs no transaction. SQLite: as through Prisma's.
+    expect({ packet, recorded, quiet }).toEqual(testsRunOnPostgresql() ? { packet: 8, recorded: 8, quiet: 3 } : { packet: 7, recorded: 7, quiet: 5 });
   });
 
-  it("two writers ingesting one thread take turns (the writers' advisory lock); a write outside the ledger does not wait", async () => {
+  it("two writers ingesting one thread take turns", async () => {
     let openGate!: () => void;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
     let firstStored!: () => void;
     const stored = new Promise<void>((resolve) => (firstStored = resolve));
-    // Two instances' writers: each its own transaction, not the one process's queue.
     const first = inSqlTransaction(async (sql) => {
       const result = await storeBatch(sql, [pending("one-thread", 1)]);
       firstStored();
@@ -132,8 +141,7 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
       secondBegan = true;
       return storeBatch(sql, [pending("one-thread", 2)]);
     });
-    await vi.waitFor(async () => expect(await waitingForLock("advisory")).toBe(1), { timeout: 5_000, interval: 20 });
-    await inSqlTransaction(async (sql) => insertCursor(sql, "outside-the-ledger"), { ledger: false });
+    await secondWaits();
     expect(secondBegan).toBe(false);
     openGate();
     const [one, two] = await Promise.all([first, second]);
@@ -145,6 +153,99 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
     const versions = await db.packetVersion.findMany({ where: { threadId: thread.id }, orderBy: { arrivalSeq: "asc" } });
     expect(versions.map((version) => version.id)).toEqual([oneResult!.packet_id, twoResult!.packet_id]);
     expect(versions[1]!.arrivalSeq).toBe(versions[0]!.arrivalSeq! + 1);
+  });
+
+  // On SQLite both share the one connection: without one lock the ORM's BEGIN would fail inside the raw
+  // transaction, or its write would be rolled back with the other's.
+  for (const [first, then] of [["raw", "orm"], ["orm", "raw"]] as const) {
+    it(`${first === "raw" ? "a raw transaction and an ORM write" : "an ORM write and a raw transaction"} started together take turns: the one rolled back takes none of the other's rows`, async () => {
+      let wrote!: () => void;
+      const written = new Promise<void>((resolve) => (wrote = resolve));
+      // The first writes, yields to the event loop, writes again and fails: rolled back whole.
+      const failing = async (write: (name: string) => Promise<unknown>) => {
+        await write(`${first}-first-1`);
+        wrote();
+        await sleep(20);
+        await write(`${first}-first-2`);
+        throw new Error(`${first} failed after writing`);
+      };
+      const rolledBack = (
+        first === "raw"
+          ? inSqlTransaction((sql) => failing((name) => insertCursor(sql, name)))
+          : inTransaction((tx) => failing((name) => tx.workerCursor.create({ data: { name, seq: 0 } })))
+      ).then(() => null, (error: unknown) => error);
+      await written;
+      const committed =
+        then === "raw"
+          ? inSqlTransaction((sql) => insertCursor(sql, `${then}-second-kept`))
+          : inTransaction((tx) => tx.workerCursor.create({ data: { name: `${then}-second-kept`, seq: 0 } }));
+      await committed;
+      expect(String(await rolledBack)).toMatch(new RegExp(`${first} failed after writing`));
+      expect(await cursorNames(`${first}-first-`)).toEqual([]);
+      expect(await cursorNames(`${then}-second-`)).toEqual([`${then}-second-kept`]);
+    });
+  }
+
+  it("a transaction whose work outlasts its timeout is rolled back at the timeout and refuses further statements", async () => {
+    let resume!: () => void;
+    const paused = new Promise<void>((resolve) => (resume = resolve));
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    const slow = inSqlTransaction(
+      async (sql) => {
+        await insertCursor(sql, "slow");
+        wrote();
+        await paused;
+        await insertCursor(sql, "slow-after");
+      },
+      { timeoutMs: 300 },
+    ).then(() => null, (error: unknown) => error);
+    // Another writer gets the lock while the slow work is still paused: the timeout gave it up.
+    await written;
+    await inSqlTransaction((sql) => insertCursor(sql, "next-writer"));
+    resume();
+    expect(String(await slow)).toMatch(/expired transaction/);
+    expect(await cursorNames("slow")).toEqual([]);
+    expect(await cursorNames("next-writer")).toEqual(["next-writer"]);
+  });
+});
+
+describe.runIf(!testsRunOnPostgresql())("a transaction of raw statements on SQLite", () => {
+  it("a COMMIT that fails is rolled back before the next writer gets the connection", async () => {
+    const now = new Date();
+    const failure = await inSqlTransaction(async (sql) => {
+      // Foreign keys checked at COMMIT: the COMMIT itself fails, and SQLite keeps the transaction open.
+      await sql.execute(Prisma.sql`PRAGMA defer_foreign_keys = ON`);
+      await insertCursor(sql, "before-failed-commit");
+      await sql.execute(
+        Prisma.sql`INSERT INTO "Session" ("id", "userId", "createdAt", "lastSeenAt", "expiresAt") VALUES (${"ses_orphan"}, ${"usr_nobody"}, ${now}, ${now}, ${now})`,
+      );
+    }).then(() => null, (error: unknown) => error);
+    expect(String(failure)).toMatch(/FOREIGN KEY constraint failed|ForeignKeyConstraintViolation/);
+    // Through Prisma's transactions the failed COMMIT kept the adapter's lock: this waited for ever.
+    await inSqlTransaction((sql) => insertCursor(sql, "after-failed-commit"));
+    await inTransaction((tx) => tx.workerCursor.create({ data: { name: "after-failed-commit-orm", seq: 0 } }));
+    expect(await cursorNames("before-failed-commit")).toEqual([]);
+    expect(await cursorNames("after-failed-commit")).toEqual(["after-failed-commit", "after-failed-commit-orm"]);
+  });
+});
+
+describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on PostgreSQL", () => {
+  it("a write outside the ledger does not wait for the writers' lock", async () => {
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let locked!: () => void;
+    const holding = new Promise<void>((resolve) => (locked = resolve));
+    const ledgerWriter = inSqlTransaction(async (sql) => {
+      await insertCursor(sql, "ledger-writer");
+      locked();
+      await gate;
+    });
+    await holding;
+    await inSqlTransaction(async (sql) => insertCursor(sql, "outside-the-ledger"), { ledger: false });
+    expect(await cursorNames("outside-the-ledger")).toEqual(["outside-the-ledger"]);
+    openGate();
+    await ledgerWriter;
   });
 
   it("a connection lost before COMMIT runs the work again on a new connection; the first run left nothing", async () => {
@@ -187,28 +288,5 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
       await admin.query("ROLLBACK");
     }
     expect(await cursorNames("after-stuck")).toEqual(["after-stuck"]);
-  });
-
-  it("a transaction whose work outlasts its timeout is rolled back at the timeout and refuses further statements", async () => {
-    let resume!: () => void;
-    const paused = new Promise<void>((resolve) => (resume = resolve));
-    let wrote!: () => void;
-    const written = new Promise<void>((resolve) => (wrote = resolve));
-    const slow = inSqlTransaction(
-      async (sql) => {
-        await insertCursor(sql, "slow");
-        wrote();
-        await paused;
-        await insertCursor(sql, "slow-after");
-      },
-      { timeoutMs: 300 },
-    ).then(() => null, (error: unknown) => error);
-    // Another writer gets the lock while the slow work is still paused: the timeout gave it up.
-    await written;
-    await inSqlTransaction((sql) => insertCursor(sql, "next-writer"));
-    resume();
-    expect(String(await slow)).toMatch(/expired transaction/);
-    expect(await cursorNames("slow")).toEqual([]);
-    expect(await cursorNames("next-writer")).toEqual(["next-writer"]);
   });
 });

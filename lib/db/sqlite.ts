@@ -2,7 +2,7 @@ import "server-only";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import type { SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import type { SqlDriverAdapter, SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import type BetterSqlite3 from "better-sqlite3";
 import { PrismaClient } from "../generated/prisma/client";
 import { config, sqliteFilePath } from "../server/config";
@@ -15,8 +15,11 @@ import { config, sqliteFilePath } from "../server/config";
  */
 const SQLITE_LOCK_WAIT_MS = 20;
 
-/** Opens the SQLite file (WAL, full sync, foreign keys); `onConnection` gets the adapter's one connection. */
-export async function openSqlite(url: string, onConnection: (connection: BetterSqlite3.Database) => void): Promise<PrismaClient> {
+/** Opens the SQLite file (WAL, full sync, foreign keys); `onConnection` gets the adapter and its one connection. */
+export async function openSqlite(
+  url: string,
+  onConnection: (adapter: SqlDriverAdapter, connection: BetterSqlite3.Database) => void,
+): Promise<PrismaClient> {
   const file = sqliteFilePath(url);
   mkdirSync(path.dirname(file), { recursive: true });
   const timeout = Math.min(SQLITE_LOCK_WAIT_MS, config().BATON_SQLITE_BUSY_TIMEOUT_MS);
@@ -27,7 +30,7 @@ export async function openSqlite(url: string, onConnection: (connection: BetterS
     adapterName: factory.adapterName,
     connect: async () => {
       const connected = await factory.connect();
-      onConnection((connected as unknown as { client: BetterSqlite3.Database }).client);
+      onConnection(connected, (connected as unknown as { client: BetterSqlite3.Database }).client);
       return connected;
     },
   };
