@@ -93,5 +93,15 @@ const config = [
       ],
     },
   },
+  {
+    // Sizes a reader takes in at once (issue 14): a module grows past them by splitting, not by scrolling.
+    files: ["**/*.{ts,tsx,mjs}"],
+    ignores: ["**/*.test.{ts,tsx}", "e2e/**", "bench/**", "**/*.d.ts"],
+    rules: { "max-lines": ["error", { max: 300, skipBlankLines: false, skipComments: false }] },
+  },
+  {
+    files: ["components/**/*.tsx"],
+    rules: { "max-lines": ["error", { max: 250, skipBlankLines: false, skipComments: false }] },
+  },
 ];
 export default config;

@@ -35,4 +35,18 @@ describe("architecture rules in npm run lint", () => {
     expect(await restrictedImports("components/thread/new-list.tsx", 'import type { LedgerEventDto } from "@/lib/events/dto";\nexport type X = LedgerEventDto;\n')).toEqual([]);
     expect(await restrictedImports("lib/contract/new-rule.ts", 'import { z } from "zod";\nexport const x = z;\n')).toEqual([]);
   }, 60_000);
+
+  it("refuses a module over 300 lines (a component over 250), outside tests and bench/", async () => {
+    const lines = (count: number) => Array.from({ length: count }, (_, index) => `export const x${index} = ${index};`).join("\n") + "\n";
+    const tooLong = async (filePath: string, count: number) => {
+      const [result] = await eslint.lintText(lines(count), { filePath });
+      return result!.messages.some((message) => message.ruleId === "max-lines");
+    };
+    expect(await tooLong("lib/board/new-thing.ts", 300)).toBe(false);
+    expect(await tooLong("lib/board/new-thing.ts", 301)).toBe(true);
+    expect(await tooLong("components/board/new-card.tsx", 250)).toBe(false);
+    expect(await tooLong("components/board/new-card.tsx", 251)).toBe(true);
+    expect(await tooLong("lib/board/new-thing.test.ts", 400)).toBe(false);
+    expect(await tooLong("bench/new-bench.ts", 400)).toBe(false);
+  }, 60_000);
 });

@@ -1,12 +1,25 @@
 import "server-only";
 import type BetterSqlite3 from "better-sqlite3";
-import type { PrismaClient, Prisma } from "../generated/prisma/client";
+import type { PrismaClient } from "../generated/prisma/client";
 import { config, isPostgresqlUrl } from "../server/config";
 import { openPostgresql } from "./postgresql";
 import { openSqlite } from "./sqlite";
 import { connectionLostError, databaseBusyError, isBusyError, isConnectionLost } from "./errors";
 import { processSlot } from "../core/singleton";
-import type { SqlDriverAdapter, SqlQuery, SqlQueryable, Transaction } from "@prisma/driver-adapter-utils";
+import type { SqlDriverAdapter } from "@prisma/driver-adapter-utils";
+import {
+  adapterTransaction,
+  postgresqlTransactionPath,
+  sqliteTransactionPath,
+  TRANSACTION_MAX_WAIT_MS,
+  TRANSACTION_TIMEOUT_MS,
+  WRITE_LOCK_KEY,
+  type TransactionOptions,
+} from "./adapter-transaction";
+import { connectionExecutor, postgresqlAdapterExecutor, postgresqlExecutor, type SqlExecutor } from "./executors";
+
+export type { SqlExecutor, TransactionOptions };
+export { WRITE_LOCK_KEY };
 
 export type Db = PrismaClient;
 /** The client inside `db.$transaction(async (tx) => ...)`. */
@@ -65,20 +78,8 @@ export function isUniqueViolation(error: unknown): boolean {
 export { isBusyError, isConnectionLost };
 
 const BUSY_RETRY_MAX_WAIT_MS = 250;
-/** The advisory lock key of Baton's writers ("baton-w" in ASCII). */
-export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
 
-/** How long one transaction may run; bulk seeding (tests, the demo) may ask for longer. */
-const TRANSACTION_TIMEOUT_MS = 20_000;
-/** How long a transaction may wait for a connection of its own. */
-const TRANSACTION_MAX_WAIT_MS = 10_000;
-const IDLE_GUARD_SLACK_MS = 1_000;
 
-export interface TransactionOptions {
-  timeoutMs?: number;
-  /** False for a write that appends no ledger row and touches no row another writer reads and writes back: it skips the writers' turn. */
-  ledger?: boolean;
-}
 
 /**
  * Runs one attempt after another until one succeeds: a busy database or a connection lost
@@ -155,7 +156,7 @@ export async function inSqlTransaction<T>(work: (sql: SqlExecutor) => Promise<T>
   const db = await database();
   const holder = processDb.value!;
   const adapter = await connectedAdapter(db, holder);
-  const path = holder.dialect === "postgresql" ? postgresqlTransactionPath : sqliteTransactionPath(holder);
+  const path = holder.dialect === "postgresql" ? postgresqlTransactionPath : sqliteTransactionPath(openConnection(holder));
   return retryingBusyOrLost((finished) => adapterTransaction(adapter, path, work, options, finished));
 }
 
@@ -179,268 +180,6 @@ export async function inSqlStatements<T>(work: (sql: SqlExecutor) => Promise<T>)
   });
 }
 
-const rawStatement = (sql: string): SqlQuery => ({ sql, args: [], argTypes: [] });
-
-/** What differs between the databases in a transaction of the driver adapter's (adapterTransaction). */
-interface AdapterTransactionPath {
-  /** Runs right after BEGIN. */
-  opened(transaction: Transaction, timeoutMs: number, options: TransactionOptions): Promise<void>;
-  /** The work's statements; `stillOpen` throws once the transaction expired. */
-  executor(transaction: Transaction, stillOpen: () => void): SqlExecutor;
-  /** Sends COMMIT or ROLLBACK; the transaction's commit() or rollback() follows, whatever happened. */
-  end(transaction: Transaction, statement: "COMMIT" | "ROLLBACK"): Promise<void>;
-}
-
-/**
- * PostgreSQL: a connection of the adapter's pool; in one round trip after BEGIN the
- * transaction's timeouts and (for a ledger write) the writers' lock. The server enforces the
- * timeout too: no statement (the lock's wait included) and no idle gap may outlast it, so a
- * stuck transaction cannot keep the writers' lock.
- */
-const postgresqlTransactionPath: AdapterTransactionPath = {
-  async opened(transaction, timeoutMs, options) {
-    // The server's idle guard a little after the timer's ROLLBACK: it is for a process that stopped talking.
-    const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs + IDLE_GUARD_SLACK_MS}`;
-    await transaction.executeRaw(rawStatement(options.ledger === false ? guard : `${guard}; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`));
-  },
-  executor: (transaction, stillOpen) => postgresqlAdapterExecutor(transaction, stillOpen),
-  async end(transaction, statement) {
-    await transaction.executeRaw(rawStatement(statement));
-  },
-};
-
-/**
- * SQLite: the adapter's startTransaction() takes the lock every Prisma transaction on its one
- * connection takes, then sends BEGIN (deferred, as for Prisma's own); until commit() or
- * rollback() frees the lock, the work's statements run on that connection through the same
- * executor as inside inTransaction, so values read and written are shaped as before.
- */
-function sqliteTransactionPath(holder: DbHolder): AdapterTransactionPath {
-  const connection = holder.connection;
-  if (!connection) throw new Error("the SQLite connection is not open");
-  return {
-    async opened() {},
-    executor: (_transaction, stillOpen) => guardedExecutor(connectionExecutor(connection), stillOpen),
-    async end(_transaction, statement) {
-      try {
-        // SQLite may have rolled back already after some errors (SQLITE_FULL, SQLITE_IOERR): nothing left to end.
-        if (statement === "COMMIT" || connection.inTransaction) connection.exec(statement);
-      } catch (error) {
-        // A COMMIT that failed leaves the transaction open: end it before the lock goes to the next writer.
-        if (connection.inTransaction) connection.exec("ROLLBACK");
-        throw error;
-      }
-    },
-  };
-}
-
-/**
- * One attempt of inSqlTransaction: BEGIN through the driver adapter's startTransaction(), then
- * the path's opening statements, `work`, COMMIT, or ROLLBACK on any error. As Prisma's
- * transactions do, it gives up when the transaction did not start within
- * TRANSACTION_MAX_WAIT_MS and rolls back at the timeout, after which every statement fails.
- */
-async function adapterTransaction<T>(
-  adapter: SqlDriverAdapter,
-  path: AdapterTransactionPath,
-  work: (sql: SqlExecutor) => Promise<T>,
-  options: TransactionOptions,
-  finished: () => void,
-): Promise<T> {
-  const timeoutMs = Math.ceil(options.timeoutMs ?? TRANSACTION_TIMEOUT_MS);
-  const asked = Date.now();
-  const transaction = await adapter.startTransaction();
-  const startedAt = Date.now();
-  let open = true;
-  const end = async (statement: "COMMIT" | "ROLLBACK") => {
-    if (!open) return;
-    open = false;
-    clearTimeout(timer);
-    try {
-      await path.end(transaction, statement);
-    } finally {
-      await (statement === "COMMIT" ? transaction.commit() : transaction.rollback());
-    }
-  };
-  let expired = false;
-  const timer = setTimeout(() => {
-    expired = true;
-    void end("ROLLBACK").catch(() => undefined);
-  }, timeoutMs);
-  timer.unref();
-  const expiredError = () =>
-    new Error(`A statement cannot be executed on an expired transaction: its timeout was ${timeoutMs} ms, and ${Date.now() - startedAt} ms passed since it started.`);
-  const stillOpen = () => {
-    if (expired) throw expiredError();
-  };
-  try {
-    if (startedAt - asked > TRANSACTION_MAX_WAIT_MS) throw new Error(`Unable to start a transaction within ${TRANSACTION_MAX_WAIT_MS} ms.`);
-    await path.opened(transaction, timeoutMs, options);
-    const result = await work(path.executor(transaction, stillOpen));
-    finished();
-    stillOpen();
-    await end("COMMIT");
-    return result;
-  } catch (error) {
-    await end("ROLLBACK").catch(() => undefined);
-    // Past the timeout, whatever failed (a connection the server ended meanwhile too): not retried.
-    throw expired ? expiredError() : error;
-  }
-}
-
-/**
- * Runs statements for the hot paths (ingest, token checks). On SQLite they go
- * straight to the adapter's own connection, skipping Prisma's per-query
- * overhead (about 0.2 ms a statement; docs/decisions/003-raw-sql-on-the-ingest-path.md). Writes must run
- * inside `inTransaction` (whose BEGIN they then share), `inSqlTransaction` or `inSqlStatements`.
- */
-export interface SqlExecutor {
-  query<Row>(sql: Prisma.Sql): Promise<Row[]>;
-  /** Runs a statement; resolves to the number of rows it changed. */
-  execute(sql: Prisma.Sql): Promise<number>;
-}
-
-const STATEMENT_CACHE_SIZE = 256;
-
-// Values as the Prisma adapter writes them, so the ORM reads them back alike.
-function sqliteValue(value: unknown): unknown {
-  if (value instanceof Date) return value.toISOString().replace("Z", "+00:00");
-  if (typeof value === "boolean") return value ? 1 : 0;
-  return value === undefined ? null : value;
-}
-
-function sqliteExecutor(connection: BetterSqlite3.Database): SqlExecutor {
-  const statements = new Map<string, BetterSqlite3.Statement>();
-  const prepare = (text: string) => {
-    let statement = statements.get(text);
-    if (!statement) {
-      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
-      statement = connection.prepare(text);
-      statements.set(text, statement);
-    }
-    return statement;
-  };
-  return {
-    async query<Row>(sql: Prisma.Sql) {
-      return prepare(sql.sql).all(...sql.values.map(sqliteValue)) as Row[];
-    },
-    async execute(sql: Prisma.Sql) {
-      return prepare(sql.sql).run(...sql.values.map(sqliteValue)).changes;
-    },
-  };
-}
-
-/**
- * Row values as SQLite hands them out, so that code reading raw rows reads both
- * databases alike: instants as ISO text, booleans as 0/1, counts (int8) as numbers.
- */
-function sqliteShaped(value: unknown): unknown {
-  if (value instanceof Date) return value.toISOString().replace("Z", "+00:00");
-  if (typeof value === "boolean") return value ? 1 : 0;
-  if (typeof value === "bigint") return Number(value);
-  return value;
-}
-
-function postgresqlExecutor(client: Db | Tx): SqlExecutor {
-  return {
-    async query<Row>(sql: Prisma.Sql) {
-      const rows = await client.$queryRaw<Record<string, unknown>[]>(sql);
-      return rows.map((row) => {
-        const shaped: Record<string, unknown> = {};
-        for (const [key, value] of Object.entries(row)) shaped[key] = sqliteShaped(value);
-        return shaped as Row;
-      });
-    },
-    async execute(sql: Prisma.Sql) {
-      return client.$executeRaw(sql);
-    },
-  };
-}
-
-/** Column types of the driver adapter's result sets (@prisma/driver-adapter-utils ColumnTypeEnum). */
-const COLUMN = { Int64: 1, Numeric: 4, Boolean: 5, Date: 8, DateTime: 10, Json: 11, Bytes: 13 } as const;
-
-/** A value as the adapter hands it out (text for instants, int8 and numeric), shaped as sqliteShaped shapes Prisma's. */
-function adapterValueShaped(value: unknown, columnType: number): unknown {
-  if (value === null) return null;
-  switch (columnType) {
-    case COLUMN.Int64:
-    case COLUMN.Numeric:
-      return Number(value);
-    case COLUMN.Boolean:
-      return value ? 1 : 0;
-    case COLUMN.DateTime:
-      return sqliteShaped(new Date(value as string));
-    case COLUMN.Date:
-      return sqliteShaped(new Date(`${value as string}T00:00:00Z`));
-    case COLUMN.Json:
-      return typeof value === "string" ? JSON.parse(value) : value;
-    case COLUMN.Bytes:
-      return Uint8Array.from(value as number[]);
-    default:
-      return value;
-  }
-}
-
-/** Instants as the adapter writes them (UTC, no zone: the columns are zone-less timestamps). */
-function adapterArg(value: unknown): unknown {
-  if (value instanceof Date) return value.toISOString().replace("T", " ").replace("Z", "");
-  return value === undefined ? null : value;
-}
-
-/**
- * Statements straight through the driver adapter (outside a transaction: its pool; or one
- * transaction of it): the same type parsing as Prisma's $queryRaw without its per-statement
- * pipeline (under the issue-15 load on PostgreSQL that pipeline was about a quarter of the
- * server's CPU; docs/decisions/079-postgresql-reads-through-the-adapter.md). `beforeEach`
- * may refuse a statement (an expired transaction).
- */
-function postgresqlAdapterExecutor(adapter: SqlQueryable | Transaction, beforeEach?: () => void): SqlExecutor {
-  const query = (sql: Prisma.Sql) => {
-    beforeEach?.();
-    const args = sql.values.map(adapterArg);
-    return { sql: sql.text, args, argTypes: args.map(() => ({ scalarType: "unknown" as const, arity: "scalar" as const })) };
-  };
-  return {
-    async query<Row>(sql: Prisma.Sql) {
-      const result = await adapter.queryRaw(query(sql));
-      return result.rows.map((values) => {
-        const shaped: Record<string, unknown> = {};
-        result.columnNames.forEach((name, index) => (shaped[name] = adapterValueShaped(values[index], result.columnTypes[index]!)));
-        return shaped as Row;
-      });
-    },
-    async execute(sql: Prisma.Sql) {
-      return adapter.executeRaw(query(sql));
-    },
-  };
-}
-
-const executors = new WeakMap<BetterSqlite3.Database, SqlExecutor>();
-
-/** The executor of SQLite's one connection (one per connection: it keeps prepared statements). */
-function connectionExecutor(connection: BetterSqlite3.Database): SqlExecutor {
-  let executor = executors.get(connection);
-  if (!executor) {
-    executor = sqliteExecutor(connection);
-    executors.set(connection, executor);
-  }
-  return executor;
-}
-
-/** `executor`, but each statement first asks `beforeEach` (which refuses one on an expired transaction). */
-function guardedExecutor(executor: SqlExecutor, beforeEach: () => void): SqlExecutor {
-  return {
-    async query<Row>(sql: Prisma.Sql) {
-      beforeEach();
-      return executor.query<Row>(sql);
-    },
-    async execute(sql: Prisma.Sql) {
-      beforeEach();
-      return executor.execute(sql);
-    },
-  };
-}
 
 /**
  * The executor for statements inside `tx` (or outside any transaction, for
@@ -453,7 +192,11 @@ export async function sqlExecutor(tx?: Tx): Promise<SqlExecutor> {
     const adapter = processDb.value.adapter;
     return !tx && adapter ? postgresqlAdapterExecutor(adapter) : postgresqlExecutor(tx ?? db);
   }
-  const connection = processDb.value?.connection;
-  if (!connection) throw new Error("the SQLite connection is not open");
-  return connectionExecutor(connection);
+  return connectionExecutor(openConnection(processDb.value));
+}
+
+/** SQLite's one connection under the adapter. */
+function openConnection(holder: DbHolder | undefined): BetterSqlite3.Database {
+  if (!holder?.connection) throw new Error("the SQLite connection is not open");
+  return holder.connection;
 }
