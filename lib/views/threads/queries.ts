@@ -18,7 +18,7 @@ import {
   type ThreadListDto,
 } from "./dto";
 import type { ThreadFilters, ThreadListQuery } from "./filters";
-import { emptyHumanSection, latestHumanRevision, sectionOf, summariseHuman, type HumanSection } from "../../human/section";
+import { emptyHumanSection, sectionOf, summariseHuman, type HumanSection } from "../../human/section";
 import { latestHumanSections } from "../../human/latest-revision";
 import type { ExecutorRow } from "../../db/sql";
 import { placeOf } from "../verdict/roots";
@@ -182,32 +182,66 @@ function notFound(what: string): BatonError {
   return new BatonError("not_found", `${what} was not found.`);
 }
 
+/** A thread's card columns (cardSelect's, the active version's id as versionId) and its latest human section, as the hot-path executor hands them out. */
+type DetailRow = ExecutorRow<Omit<CardColumns, "activeVersion"> & Omit<NonNullable<CardColumns["activeVersion"]>, "id">> & {
+  versionId: string;
+  humanSection: string | null;
+};
+type DetailVersionRow = ExecutorRow<Pick<PacketVersion, "id" | "receivedAt" | "producerCreatedAt" | "nextAction" | "highestSeverity" | "flags" | "source">>;
+
+const instant = (text: string) => new Date(text);
+const optionalInstant = (text: string | null) => (text === null ? null : new Date(text));
+
+/** A thread's page: its card, its people section and every version; two statements through the hot-path executor (see getPacket). */
 export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
-  const db = await database();
-  const row = await db.thread.findUnique({
-    where: { key },
-    select: {
-      ...cardSelect,
-      // One parent: Prisma's take is SQL here.
-      activeVersion: { select: { ...cardSelect.activeVersion.select, humanRevisions: latestHumanRevision } },
-      activeVersionId: true,
-      versions: {
-        select: { id: true, receivedAt: true, producerCreatedAt: true, nextAction: true, highestSeverity: true, flags: true, source: true },
-        orderBy: [{ sortAt: "desc" }, { receivedAt: "desc" }, { id: "desc" }],
-      },
+  const sql = await sqlExecutor();
+  const [row] = await sql.query<DetailRow>(
+    Prisma.sql`SELECT t."id", t."key", t."agent", t."project", t."branch", t."topic", t."archived", t."updatedAt", t."lastSessionKind", t."lastSessionAt",
+        v."id" AS "versionId", v."receivedAt", v."producerCreatedAt", v."summary", v."taskId", v."nextAction", v."highestSeverity",
+        v."riskCounts", v."questionCount", v."flags",
+        (SELECT h."section" FROM "HumanRevision" h WHERE h."versionId" = v."id" ORDER BY h."revision" DESC LIMIT 1) AS "humanSection"
+      FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
+      WHERE t."key" = ${key}`,
+  );
+  if (!row) throw notFound(`Thread "${key}"`);
+  const versions = await sql.query<DetailVersionRow>(
+    Prisma.sql`SELECT "id", "receivedAt", "producerCreatedAt", "nextAction", "highestSeverity", "flags", "source" FROM "PacketVersion"
+      WHERE "threadId" = ${row.id} ORDER BY "sortAt" DESC, "receivedAt" DESC, "id" DESC`,
+  );
+  const human = sectionOf(row.humanSection === null ? [] : [{ section: row.humanSection }]);
+  const card: CardColumns = {
+    id: row.id,
+    key: row.key,
+    agent: row.agent,
+    project: row.project,
+    branch: row.branch,
+    topic: row.topic,
+    archived: Boolean(row.archived),
+    updatedAt: instant(row.updatedAt),
+    lastSessionKind: row.lastSessionKind,
+    lastSessionAt: optionalInstant(row.lastSessionAt),
+    activeVersion: {
+      id: row.versionId,
+      receivedAt: instant(row.receivedAt),
+      producerCreatedAt: optionalInstant(row.producerCreatedAt),
+      summary: row.summary,
+      taskId: row.taskId,
+      nextAction: row.nextAction,
+      highestSeverity: row.highestSeverity,
+      riskCounts: row.riskCounts,
+      questionCount: Number(row.questionCount),
+      flags: row.flags,
     },
-  });
-  if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
-  const human = sectionOf(row.activeVersion.humanRevisions);
+  };
   return threadDetailDto.parse({
-    ...toCard(row, human),
+    ...toCard(card, human),
     human,
-    versions: row.versions.map((version) => ({
+    versions: versions.map((version) => ({
       id: version.id,
-      active: version.id === row.activeVersionId,
+      active: version.id === row.versionId,
       source: version.source,
-      received_at: version.receivedAt.toISOString(),
-      created_at: version.producerCreatedAt?.toISOString() ?? null,
+      received_at: instant(version.receivedAt).toISOString(),
+      created_at: optionalInstant(version.producerCreatedAt)?.toISOString() ?? null,
       next_action: version.nextAction,
       highest_severity: version.highestSeverity,
       flags: JSON.parse(version.flags),
@@ -248,7 +282,7 @@ export async function getPacket(id: string): Promise<PacketDto> {
     location:
       row.locationSourcePath !== null && row.locationWorkspaceRoot !== null ? { sourcePath: row.locationSourcePath, workspaceRoot: row.locationWorkspaceRoot } : null,
   });
-  const receivedAt = new Date(row.receivedAt).toISOString();
+  const receivedAt = instant(row.receivedAt).toISOString();
   return packetDto.parse({
     id: row.id,
     thread_key: row.threadKey,
@@ -258,7 +292,7 @@ export async function getPacket(id: string): Promise<PacketDto> {
     source_path: place.sourcePath,
     workspace_root: place.workspaceRoot,
     received_at: receivedAt,
-    created_at: row.producerCreatedAt === null ? null : new Date(row.producerCreatedAt).toISOString(),
+    created_at: optionalInstant(row.producerCreatedAt)?.toISOString() ?? null,
     flags: JSON.parse(row.flags),
     flags_computed_at: receivedAt,
     canonical: JSON.parse(row.canonicalJson),
