@@ -110,7 +110,7 @@ export async function deriveNotifications(tx: Tx, rows: readonly LedgerRow[], op
     return action && wanted.has(HUMAN_ACTION_EVENTS[action.kind]) ? [action] : [];
   });
   if (!packets.length && !threadKeys.length && !humanActions.length) return derivation;
-  const facts = await readStepFacts(tx, { packets, threadKeys, humanActions, verdictPointers: wanted.has("verdict.failed"), regressions: true });
+  const facts = await readStepFacts(tx, { packets, threadKeys, humanActions, verdictPointers: wanted.has("verdict.failed") });
 
   const regressedInStep = new Set<string>();
   for (const row of rows) {

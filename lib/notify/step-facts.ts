@@ -84,8 +84,8 @@ export interface StepNeeds {
   threadKeys: string[];
   /** Human action rows with their revision. */
   humanActions: { versionId: string; revision: number }[];
+  /** Whether a webhook wants verdict.failed: only then are canonical packets read for their verdict pointers. */
   verdictPointers: boolean;
-  regressions: boolean;
 }
 
 export async function readStepFacts(tx: Tx, needs: StepNeeds): Promise<StepFacts> {
@@ -125,9 +125,8 @@ export async function readStepFacts(tx: Tx, needs: StepNeeds): Promise<StepFacts
   );
   for (const row of revisionRows) humanSections.set(stepKey(row.versionId, row.revision), row.section);
 
-  const { resolvedTriages, recordedRegressions } = needs.regressions
-    ? await readRegressionFacts(sql, needs.packets, versions)
-    : { resolvedTriages: new Map<string, StoredTriageRow>(), recordedRegressions: new Map<string, { at: Date; fingerprint: unknown }[]>() };
+  // risk_regressed is recorded whoever listens: the triages are read for every packet.
+  const { resolvedTriages, recordedRegressions } = await readRegressionFacts(sql, needs.packets, versions);
 
   return { versions, previousVersion, hasVerdictPointer, threads, humanSections, resolvedTriages, recordedRegressions };
 }
