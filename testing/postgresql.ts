@@ -21,14 +21,78 @@ async function onServer(sql: string): Promise<void> {
   }
 }
 
-/** A new, empty database on the test server (named, or with a random name); its URL and how to drop it. */
-export async function createPostgresqlDatabase(name = `baton_test_${randomBytes(6).toString("hex")}`): Promise<{ url: string; drop: () => Promise<void> }> {
+const checkName = (name: string) => {
   if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`a database name of lower-case letters, digits and _, got ${name}`);
-  await onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await onServer(`CREATE DATABASE "${name}"`);
+};
+
+const urlOf = (name: string) => {
   const url = new URL(TEST_POSTGRESQL_URL);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => dropDatabase(name) };
+  return url.toString();
+};
+
+/**
+ * A new database on the test server (named, or with a random name): empty, or a copy of
+ * `template` (see migratedTemplate); its URL and how to drop it.
+ */
+export async function createPostgresqlDatabase(
+  name = `baton_test_${randomBytes(6).toString("hex")}`,
+  template?: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  checkName(name);
+  if (template) checkName(template);
+  await onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await withRetries(() => onServer(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ""}`));
+  return { url: urlOf(name), drop: () => dropDatabase(name) };
+}
+
+// Any constant of our own: "battpl" in ASCII.
+const TEMPLATE_LOCK = 0x626174_74706c;
+
+/**
+ * The name of a database on the test server that `migrate` has brought to `version` (a digest
+ * of the migrations), made once for the server and copied by each test file's database
+ * (CREATE DATABASE ... TEMPLATE): running every migration per test file was most of the
+ * PostgreSQL server's work for a file that reads little (docs/decisions/085-notifier-reads-per-step.md).
+ * It is built under another name and renamed when complete, under a lock, so test processes
+ * starting together build it once and never copy a half-migrated one; no connection is allowed
+ * to it afterwards (a copy needs none open). It stays on the server for later runs.
+ */
+export async function migratedTemplate(version: string, migrate: (url: string) => Promise<unknown>): Promise<string> {
+  const name = `baton_template_${version}`;
+  checkName(name);
+  const client = new pg.Client({ connectionString: TEST_POSTGRESQL_URL });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [TEMPLATE_LOCK]);
+    const building = `${name}_building`;
+    const existing = await client.query<{ name: string }>("SELECT datname AS name FROM pg_database WHERE datname = $1 OR datname = $2", [name, building]);
+    if (existing.rows.some((row) => row.name === name)) return name;
+    // Left by a build that did not finish. (Templates of other versions are left alone: another
+    // checkout's suite may be copying its own on a shared server.)
+    if (existing.rows.length) await dropDatabase(building);
+    await client.query(`CREATE DATABASE "${building}"`);
+    await migrate(urlOf(building));
+    await client.query(`ALTER DATABASE "${building}" RENAME TO "${name}"`);
+    await client.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`);
+    return name;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A statement that can fail for a moment (a template copied while autovacuum looks at it): a few tries. */
+async function withRetries(work: () => Promise<void>): Promise<void> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      lastError = error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  throw lastError;
 }
 
 /**

@@ -1,11 +1,24 @@
 import { afterAll, beforeAll } from "vitest";
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { resetConfig } from "../lib/server/config";
 import { closeDatabase } from "../lib/db/client";
-import { migrateDatabase } from "../lib/db/migrate/index";
-import { createPostgresqlDatabase, testsRunOnPostgresql } from "@/testing/postgresql";
+import { migrateDatabase, POSTGRESQL_MIGRATIONS_DIR } from "../lib/db/migrate/index";
+import { migrationFolderNames, readMigration } from "../lib/db/migrate/migration-folders";
+import { createPostgresqlDatabase, migratedTemplate, testsRunOnPostgresql } from "@/testing/postgresql";
+
+let template: Promise<string> | undefined;
+/** The test server's migrated template for these migrations (named by their digest), made once per process at most. */
+function postgresqlTemplate(): Promise<string> {
+  template ??= (() => {
+    const digest = createHash("sha256");
+    for (const name of migrationFolderNames(POSTGRESQL_MIGRATIONS_DIR)) digest.update(`${name}\0${readMigration(POSTGRESQL_MIGRATIONS_DIR, name).checksum}\0`);
+    return migratedTemplate(digest.digest("hex").slice(0, 16), migrateDatabase);
+  })();
+  return template;
+}
 
 /**
  * A fresh, migrated database for one test file: a SQLite file in a temporary
@@ -16,7 +29,8 @@ import { createPostgresqlDatabase, testsRunOnPostgresql } from "@/testing/postgr
 export async function useTempDatabase(): Promise<{ dir: string; url: string; dispose: () => Promise<void> }> {
   await closeDatabase();
   const dir = mkdtempSync(path.join(tmpdir(), "baton-test-"));
-  const postgresql = testsRunOnPostgresql() ? await createPostgresqlDatabase() : null;
+  // On PostgreSQL a copy of the migrated template; migrateDatabase below then finds nothing to apply.
+  const postgresql = testsRunOnPostgresql() ? await createPostgresqlDatabase(undefined, await postgresqlTemplate()) : null;
   const url = postgresql?.url ?? `file:${path.join(dir, "baton.db")}`;
   process.env.DATABASE_URL = url;
   resetConfig();

@@ -3,7 +3,8 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from "node:https";
 import ipaddr from "ipaddr.js";
 import { config } from "../server/config";
-import { database, inTransaction } from "../db/client";
+import { database, inSqlTransaction, inTransaction, sqlExecutor } from "../db/client";
+import { Prisma } from "../generated/prisma/client";
 import { inChunks } from "../db/sql";
 import { startPollingLoop, type PollingLoop } from "./loop";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signBody } from "./signature";
@@ -67,9 +68,15 @@ async function claimDue(limit: number, now: Date, lease: Date): Promise<Claimed[
   return inTransaction(async (tx) => {
     const candidates = await tx.webhookDelivery.findMany({ where: dueWhere(now), orderBy: { nextAttemptAt: "asc" }, take: limit, select: { id: true } });
     const won: string[] = [];
+    // The claim's one statement per delivery goes straight to the driver (raw SQL, the same
+    // condition as dueWhere): Prisma compiled the same update again for every delivery.
+    const sql = await sqlExecutor(tx);
     for (const { id } of candidates) {
-      const claim = await tx.webhookDelivery.updateMany({ where: { id, ...dueWhere(now) }, data: { lockedUntil: lease } });
-      if (claim.count === 1) won.push(id);
+      const claimed = await sql.execute(
+        Prisma.sql`UPDATE "WebhookDelivery" SET "lockedUntil" = ${lease}
+          WHERE "id" = ${id} AND "status" = 'pending' AND "nextAttemptAt" <= ${now} AND ("lockedUntil" IS NULL OR "lockedUntil" < ${now})`,
+      );
+      if (claimed === 1) won.push(id);
     }
     // The claimed rows and their webhooks in two reads for the batch, not two per delivery.
     const rows = await inChunks(won, (ids) =>
@@ -171,14 +178,19 @@ async function recordOutcome(delivery: Claimed, outcome: Outcome, options: Requi
   const now = new Date();
   const attempts = delivery.attempts + 1;
   const givingUp = !outcome.delivered && attempts >= options.retryDelaysMs.length + 1;
-  const common = { attempts, lastStatus: outcome.status, lastError: outcome.error, lockedUntil: null };
-  const data = outcome.delivered
-    ? { ...common, status: "delivered", deliveredAt: now }
+  const then = outcome.delivered
+    ? Prisma.sql`"status" = 'delivered', "deliveredAt" = ${now}`
     : givingUp
-      ? { ...common, status: "failed" }
-      : { ...common, nextAttemptAt: new Date(now.getTime() + retryDelay(attempts, options.retryDelaysMs, options.jitter)) };
+      ? Prisma.sql`"status" = 'failed'`
+      : Prisma.sql`"nextAttemptAt" = ${new Date(now.getTime() + retryDelay(attempts, options.retryDelaysMs, options.jitter))}`;
   // Only while the claim is ours: a webhook deleted (or disabled) meanwhile has the last word.
-  await inTransaction((tx) => tx.webhookDelivery.updateMany({ where: { id: delivery.id, status: "pending", lockedUntil: delivery.lease }, data }));
+  // One raw statement (a delivery's outcome is written once per attempt, without Prisma's compiling).
+  await inSqlTransaction((sql) =>
+    sql.execute(
+      Prisma.sql`UPDATE "WebhookDelivery" SET "attempts" = ${attempts}, "lastStatus" = ${outcome.status}, "lastError" = ${outcome.error}, "lockedUntil" = NULL, ${then}
+        WHERE "id" = ${delivery.id} AND "status" = 'pending' AND "lockedUntil" = ${delivery.lease}`,
+    ),
+  );
   if (givingUp) {
     console.warn(`baton: webhook "${delivery.webhook?.name}" gave up delivery ${delivery.id} (${delivery.event}) after ${attempts} attempts: ${outcome.error}`);
   }

@@ -2,7 +2,6 @@ import "server-only";
 import type { Tx } from "../db/client";
 import { sectionOf } from "../human/section";
 import type { NewLedgerEvent } from "../events/ledger";
-import type { CanonicalPacket } from "../contract/canonical";
 import type { Flag } from "../contract/lint";
 import { HUMAN_ACTION_EVENTS, type NotificationEvent } from "./events";
 import { eventData, type LedgerRow } from "./ledger-row";
@@ -18,13 +17,11 @@ import {
 } from "./messages";
 import type { Notification, ThreadFacts } from "./payload";
 import { findRegressions } from "./regressions";
+import { readStepFacts, stepKey, type StepFacts } from "./step-facts";
 
 /** The facts of a thread-wide event's notification (budget, staleness): the thread as it is now, and its active version unless the event names one. */
-async function threadEventBase(tx: Tx, row: LedgerRow, threadKey: string): Promise<NotificationBase> {
-  const thread = await tx.thread.findUnique({
-    where: { key: threadKey },
-    select: { topic: true, agent: true, project: true, branch: true, activeVersionId: true },
-  });
+function threadEventBase(facts: StepFacts, row: LedgerRow, threadKey: string): NotificationBase {
+  const thread = facts.threads.get(threadKey);
   return {
     threadKey,
     packetId: row.versionId ?? thread?.activeVersionId ?? null,
@@ -33,9 +30,9 @@ async function threadEventBase(tx: Tx, row: LedgerRow, threadKey: string): Promi
   };
 }
 
-async function deriveBudgetCrossed(tx: Tx, row: LedgerRow, out: Derivation): Promise<void> {
+function deriveBudgetCrossed(facts: StepFacts, row: LedgerRow, out: Derivation): void {
   if (!row.threadKey) return;
-  const base = await threadEventBase(tx, row, row.threadKey);
+  const base = threadEventBase(facts, row, row.threadKey);
   // The data of lib/views/usage/ingest-usage.ts: {project, period, period_start, amount, currency, spent}.
   const data = eventData(row.data);
   const money = (value: unknown) => `${typeof value === "number" ? value.toFixed(2) : "?"} ${typeof data.currency === "string" ? data.currency : ""}`.trim();
@@ -75,73 +72,65 @@ export interface Derivation {
 /** The actor of events Baton records on its own. */
 export const NOTIFIER_ACTOR = "baton";
 
-/**
- * The version that was active when this one arrived: store-batch records
- * `packet_superseded` (on the old version, `superseded_by` the new one) right
- * after the new version's `packet_received`.
- */
-async function previousActiveVersion(tx: Tx, row: LedgerRow): Promise<string | null> {
-  const next = await tx.ledgerEvent.findFirst({
-    where: { threadKey: row.threadKey, kind: "packet_superseded", seq: { gt: row.seq } },
-    orderBy: { seq: "asc" },
-    select: { versionId: true, data: true },
-  });
-  if (!next) return null;
-  return eventData(next.data).superseded_by === row.versionId ? next.versionId : null;
-}
-
-const versionSelect = {
-  id: true,
-  threadId: true,
-  receivedAt: true,
-  flags: true,
-  project: true,
-  agent: true,
-  topic: true,
-  branch: true,
-  risks: { select: { riskId: true, severity: true, detail: true, mitigation: true, fingerprint: true }, orderBy: { position: "asc" } },
-  questions: { select: { questionId: true, question: true, blocking: true, options: true }, orderBy: { position: "asc" } },
-} as const;
-
 export interface DeriveOptions {
   /** Events some enabled webhook subscribes to: others are not worked out (risk_regressed is recorded regardless). */
   wanted: ReadonlySet<NotificationEvent>;
   now: Date;
 }
 
-/** Works out the notifications (and risk_regressed events) of `rows`, in order. */
+/** A packet event that may announce something: a late packet that arrived already superseded is history only. */
+const announcesPacket = (row: LedgerRow) => row.kind === "packet_received" && row.versionId !== null && row.threadKey !== null && eventData(row.data).superseded_on_arrival !== true;
+
+/** A person's action with the revision it stored. */
+function humanActionOf(row: LedgerRow): { kind: HumanActionKind; versionId: string; revision: number } | null {
+  if (!isHumanAction(row.kind) || !row.threadKey || !row.versionId) return null;
+  const revision = eventData(row.data).revision;
+  return typeof revision === "number" ? { kind: row.kind, versionId: row.versionId, revision } : null;
+}
+
+/**
+ * Works out the notifications (and risk_regressed events) of `rows`, in order. What the rows
+ * need is read for all of them at once (lib/notify/step-facts.ts), then each row is worked
+ * out from those facts.
+ */
 export async function deriveNotifications(tx: Tx, rows: readonly LedgerRow[], options: DeriveOptions): Promise<Derivation> {
   const derivation: Derivation = { notifications: [], regressions: [], verdictChecks: [] };
-  const regressedInStep = new Set<string>();
+  const { wanted } = options;
   // Without webhooks and without a resolved risk anywhere (a first walk through a long
   // ledger, say), a packet means nothing here: skip reading it.
   const packetsMatter =
-    ["question.asked", "risk.critical", "verdict.failed", "risk.regressed"].some((event) => options.wanted.has(event as NotificationEvent)) ||
+    ["question.asked", "risk.critical", "verdict.failed", "risk.regressed"].some((event) => wanted.has(event as NotificationEvent)) ||
     (await tx.riskTriage.findFirst({ where: { state: "resolved" }, select: { threadId: true } })) !== null;
+  const packets = packetsMatter ? rows.filter(announcesPacket) : [];
+  const threadKeys = rows
+    .filter((row) => (row.kind === "thread_stale" && wanted.has("thread.stale")) || (row.kind === "budget_crossed" && wanted.has("budget.crossed")))
+    .flatMap((row) => (row.threadKey ? [row.threadKey] : []));
+  const humanActions = rows.flatMap((row) => {
+    const action = humanActionOf(row);
+    return action && wanted.has(HUMAN_ACTION_EVENTS[action.kind]) ? [action] : [];
+  });
+  if (!packets.length && !threadKeys.length && !humanActions.length) return derivation;
+  const facts = await readStepFacts(tx, { packets, threadKeys, humanActions, verdictPointers: wanted.has("verdict.failed") });
+
+  const regressedInStep = new Set<string>();
   for (const row of rows) {
-    if (row.kind === "packet_received" && packetsMatter) await derivePacket(tx, row, options, derivation, regressedInStep);
-    else if (row.kind === "thread_stale" && options.wanted.has("thread.stale")) await deriveStale(tx, row, derivation);
-    else if (row.kind === "budget_crossed" && options.wanted.has("budget.crossed")) await deriveBudgetCrossed(tx, row, derivation);
-    else if (isHumanAction(row.kind) && options.wanted.has(HUMAN_ACTION_EVENTS[row.kind])) await deriveHumanAction(tx, row, row.kind, derivation);
+    if (row.kind === "packet_received" && packetsMatter) derivePacket(facts, row, options, derivation, regressedInStep);
+    else if (row.kind === "thread_stale" && wanted.has("thread.stale")) deriveStale(facts, row, derivation);
+    else if (row.kind === "budget_crossed" && wanted.has("budget.crossed")) deriveBudgetCrossed(facts, row, derivation);
+    else if (isHumanAction(row.kind) && wanted.has(HUMAN_ACTION_EVENTS[row.kind])) deriveHumanAction(facts, row, derivation);
   }
   return derivation;
 }
 
-async function derivePacket(tx: Tx, row: LedgerRow, options: DeriveOptions, out: Derivation, regressedInStep: Set<string>): Promise<void> {
-  // A late packet that arrived already superseded is history only: it announces nothing.
-  if (!row.versionId || !row.threadKey || eventData(row.data).superseded_on_arrival === true) return;
-  const version = await tx.packetVersion.findUnique({ where: { id: row.versionId }, select: versionSelect });
+function derivePacket(facts: StepFacts, row: LedgerRow, options: DeriveOptions, out: Derivation, regressedInStep: Set<string>): void {
+  if (!announcesPacket(row)) return;
+  const version = facts.versions.get(row.versionId!);
   if (!version) return;
   const { wanted } = options;
-  const previousId = await previousActiveVersion(tx, row);
-  const previous = previousId
-    ? await tx.packetVersion.findUnique({
-        where: { id: previousId },
-        select: { risks: { select: { fingerprint: true, severity: true } }, questions: { select: { question: true } } },
-      })
-    : null;
+  const previousId = facts.previousVersion.get(row.seq);
+  const previous = previousId ? facts.versions.get(previousId) : undefined;
   const thread: ThreadFacts = { topic: version.topic, agent: version.agent, project: version.project, branch: version.branch };
-  const base: NotificationBase = { threadKey: row.threadKey, packetId: version.id, ledgerSeq: row.seq, thread };
+  const base: NotificationBase = { threadKey: row.threadKey!, packetId: version.id, ledgerSeq: row.seq, thread };
   const announce = (notification: Notification | null) => {
     if (notification) out.notifications.push({ notification, at: row.at });
   };
@@ -151,21 +140,11 @@ async function derivePacket(tx: Tx, row: LedgerRow, options: DeriveOptions, out:
   if (wanted.has("verdict.failed")) {
     const flags = JSON.parse(version.flags) as Flag[];
     const failed = flags.find((flag) => flag.code === "verdict_failed");
-    if (failed) {
-      announce(verdictFailedNotification(base, [failed.reason]));
-    } else {
-      const { canonicalJson } = await tx.packetVersion.findUniqueOrThrow({ where: { id: version.id }, select: { canonicalJson: true } });
-      const canonical = JSON.parse(canonicalJson) as CanonicalPacket;
-      if (canonical.verdict_pointer?.length) {
-        out.verdictChecks.push({
-          check: { base },
-          at: row.at,
-        });
-      }
-    }
+    if (failed) announce(verdictFailedNotification(base, [failed.reason]));
+    else if (facts.hasVerdictPointer.get(version.id)) out.verdictChecks.push({ check: { base }, at: row.at });
   }
 
-  const regressed = await findRegressions(tx, row, version, options.now, regressedInStep);
+  const regressed = findRegressions(row, version, facts, options.now, regressedInStep);
   for (const risk of regressed) {
     out.regressions.push({
       kind: "risk_regressed",
@@ -178,9 +157,9 @@ async function derivePacket(tx: Tx, row: LedgerRow, options: DeriveOptions, out:
   if (wanted.has("risk.regressed")) announce(risksRegressed(base, regressed));
 }
 
-async function deriveStale(tx: Tx, row: LedgerRow, out: Derivation): Promise<void> {
+function deriveStale(facts: StepFacts, row: LedgerRow, out: Derivation): void {
   if (!row.threadKey) return;
-  const base = await threadEventBase(tx, row, row.threadKey);
+  const base = threadEventBase(facts, row, row.threadKey);
   // The watchdog's data (lib/board/watchdog/stale.ts): {last_activity, stale_hours}.
   const data = eventData(row.data);
   const since = typeof data.last_activity === "string" ? data.last_activity : null;
@@ -202,19 +181,17 @@ async function deriveStale(tx: Tx, row: LedgerRow, out: Derivation): Promise<voi
  * is announced, with the human section as that action left it (the revision
  * named by the event, not whatever came after).
  */
-async function deriveHumanAction(tx: Tx, row: LedgerRow, kind: HumanActionKind, out: Derivation): Promise<void> {
-  const revision = eventData(row.data).revision;
-  if (!row.threadKey || !row.versionId || typeof revision !== "number") return;
-  const version = await tx.packetVersion.findUnique({
-    where: { id: row.versionId },
-    select: { topic: true, agent: true, project: true, branch: true, nextAction: true, humanRevisions: { where: { revision }, select: { section: true } } },
-  });
-  if (!version?.humanRevisions.length) return;
+function deriveHumanAction(facts: StepFacts, row: LedgerRow, out: Derivation): void {
+  const action = humanActionOf(row);
+  if (!action) return;
+  const version = facts.versions.get(action.versionId);
+  const section = facts.humanSections.get(stepKey(action.versionId, action.revision));
+  if (!version || section === undefined) return;
   const base: NotificationBase = {
-    threadKey: row.threadKey,
-    packetId: row.versionId,
+    threadKey: row.threadKey!,
+    packetId: action.versionId,
     ledgerSeq: row.seq,
     thread: { topic: version.topic, agent: version.agent, project: version.project, branch: version.branch },
   };
-  out.notifications.push({ at: row.at, notification: humanActionNotification(kind, base, sectionOf(version.humanRevisions), version.nextAction) });
+  out.notifications.push({ at: row.at, notification: humanActionNotification(action.kind, base, sectionOf([{ section }]), version.nextAction) });
 }

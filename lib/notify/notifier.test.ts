@@ -12,7 +12,8 @@ import { makeTempWorkspace, type TempWorkspace } from "@/testing/temp-workspace"
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { allowWebhookTargetsForThisFile } from "@/testing/webhook-targets";
 import type { NotificationEvent } from "./events";
-import { NOTIFIER_CURSOR, notifyUntilIdle } from "./notifier";
+import { NOTIFIER_CURSOR, notifyStep, notifyUntilIdle } from "./notifier";
+import { statementsOf } from "@/testing/count-statements";
 import { createWebhook, deleteWebhook } from "./webhooks";
 import { newWebhookSchema } from "./dto";
 
@@ -223,6 +224,24 @@ describe("what the notifier announces", () => {
     await ingest(later, { questions_for_human: ["Still announced?"] });
     await notifyUntilIdle();
     expect((await deliveriesOf(webhook.id)).some((delivery) => delivery.threadKey === later && delivery.event === "question.asked")).toBe(true);
+  });
+
+  it("a step reads the same number of statements for 3 packets as for 12 (its reads are per step, not per event)", async () => {
+    await hook(["question.asked", "risk.critical", "risk.regressed", "verdict.failed"]);
+    const statementsOfStep = async (packets: number) => {
+      const threads = Array.from({ length: packets }, () => uniqueThread("statements"));
+      // Two versions each (the first caught up before the second), so every packet of the step has a previous version.
+      await Promise.all(threads.map((thread) => ingest(thread, { questions_for_human: ["First?"] })));
+      await notifyUntilIdle();
+      await Promise.all(threads.map((thread) => ingest(thread, { questions_for_human: ["Second?"], open_risks: [{ severity: "critical", detail: "Data loss" }] })));
+      let step = { processed: 0, pending: 0, suppressed: 0 };
+      const statements = await statementsOf(async () => (step = await notifyStep({ batchSize: 100 })));
+      // From one step (each packet_received with its packet_superseded): each new critical risk goes
+      // out, each new question is held back (the first version's went out within the window).
+      expect(step).toMatchObject({ processed: packets * 2, pending: packets, suppressed: packets });
+      return statements;
+    };
+    expect(await statementsOfStep(12)).toBe(await statementsOfStep(3));
   });
 
   it("tells only enabled webhooks, subscribed to the event, that existed when it happened", async () => {

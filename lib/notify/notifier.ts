@@ -1,7 +1,8 @@
 import "server-only";
 import { config } from "../server/config";
-import { database, inTransaction, type Tx } from "../db/client";
-import type { Prisma } from "../generated/prisma/client";
+import { database, inTransaction, sqlExecutor, type Tx } from "../db/client";
+import { Prisma } from "../generated/prisma/client";
+import { inChunks } from "../db/sql";
 import { newId } from "../db/ids";
 import { announceLedger } from "../events/bus";
 import { appendLedgerEvents } from "../events/ledger";
@@ -9,7 +10,7 @@ import { readVersionVerdicts } from "../views/verdict/version";
 import { deriveNotifications, type Derivation } from "./derive";
 import type { LedgerRow } from "./ledger-row";
 import { verdictFailedNotification } from "./messages";
-import { NOTIFICATION_EVENT_INFO, RATE_LIMIT_WINDOW_MS, type NotificationEvent, type WebhookFormat } from "./events";
+import { NOTIFICATION_EVENT_INFO, RATE_LIMIT_WINDOW_MS, type WebhookFormat } from "./events";
 import { startPollingLoop, type PollingLoop } from "./loop";
 import { renderBody, type Notification } from "./payload";
 import { subscribedEvents, type WebhookRow } from "./webhooks";
@@ -107,13 +108,24 @@ function nextDeliveryId(now: Date): string {
   return newId("wd", lastIdStamp);
 }
 
-/** True when (webhook, event, thread) had a message (sent, to send, or given up) within the window. */
-async function sentRecently(tx: Tx, webhookId: string, event: NotificationEvent, threadKey: string, now: Date): Promise<boolean> {
-  const recent = await tx.webhookDelivery.findFirst({
-    where: { webhookId, event, threadKey, status: { not: "suppressed" }, createdAt: { gte: new Date(now.getTime() - RATE_LIMIT_WINDOW_MS) } },
-    select: { id: true },
-  });
-  return recent !== null;
+const rateKey = (webhookId: string, event: string, threadKey: string | null) => JSON.stringify([webhookId, event, threadKey]);
+
+/**
+ * The (webhook, event, thread) keys among these threads that had a message (sent, to send, or
+ * given up) within the rate-limit window: one read per chunk of the step's threads, not one per
+ * notification.
+ */
+async function sentRecently(tx: Tx, webhookIds: readonly string[], threadKeys: readonly string[], now: Date): Promise<Set<string>> {
+  if (!webhookIds.length || !threadKeys.length) return new Set();
+  const sql = await sqlExecutor(tx);
+  const since = new Date(now.getTime() - RATE_LIMIT_WINDOW_MS);
+  const rows = await inChunks(threadKeys, (chunk) =>
+    sql.query<{ webhookId: string; event: string; threadKey: string | null }>(
+      Prisma.sql`SELECT DISTINCT "webhookId", "event", "threadKey" FROM "WebhookDelivery"
+        WHERE "webhookId" IN (${Prisma.join(webhookIds)}) AND "threadKey" IN (${Prisma.join(chunk)}) AND "createdAt" >= ${since} AND "status" <> 'suppressed'`,
+    ),
+  );
+  return new Set(rows.map((row) => rateKey(row.webhookId, row.event, row.threadKey)));
 }
 
 /** One step: the next batch of ledger events becomes deliveries. Exported for tests; the loop calls it. */
@@ -138,15 +150,15 @@ export async function notifyStep(options: NotifierOptions = {}): Promise<NotifyS
     // The step's deliveries are written together at its end; the rate limit sees the ones it
     // enqueued to send through this set (the rows before the step, through sentRecently).
     const deliveries: Prisma.WebhookDeliveryCreateManyInput[] = [];
+    const rateLimitedThreads = notifications.filter(({ notification }) => NOTIFICATION_EVENT_INFO[notification.event].rateLimited).map(({ notification }) => notification.threadKey);
+    const recent = await sentRecently(tx, webhooks.map((webhook) => webhook.id), [...new Set(rateLimitedThreads)], now);
     const sentInStep = new Set<string>();
     for (const { notification, at } of notifications) {
       for (const webhook of webhooks) {
         // A webhook hears of what happened after it was created, not of the backlog before it.
         if (webhook.createdAt.getTime() > at.getTime() || !subscribedEvents(webhook).includes(notification.event)) continue;
-        const key = JSON.stringify([webhook.id, notification.event, notification.threadKey]);
-        const limited =
-          NOTIFICATION_EVENT_INFO[notification.event].rateLimited &&
-          (sentInStep.has(key) || (await sentRecently(tx, webhook.id, notification.event, notification.threadKey, now)));
+        const key = rateKey(webhook.id, notification.event, notification.threadKey);
+        const limited = NOTIFICATION_EVENT_INFO[notification.event].rateLimited && (sentInStep.has(key) || recent.has(key));
         const id = nextDeliveryId(now);
         deliveries.push({
           id,

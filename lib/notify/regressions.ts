@@ -1,10 +1,9 @@
 import "server-only";
-import type { Tx } from "../db/client";
 import { SEVERITIES, type Severity } from "../contract/severity";
 import { riskState, TRIAGE_ACTIONS, type StoredTriage } from "../views/risks/triage-state";
-import { inChunks } from "../db/sql";
-import { eventData, type LedgerRow } from "./ledger-row";
+import type { LedgerRow } from "./ledger-row";
 import { uniqueByFingerprint, type RiskRow } from "./messages";
+import { stepKey, type StepFacts } from "./step-facts";
 
 const asSeverity = (value: string): Severity => ((SEVERITIES as readonly string[]).includes(value) ? (value as Severity) : "medium");
 
@@ -13,28 +12,17 @@ const asSeverity = (value: string): Severity => ((SEVERITIES as readonly string[
  * whose regression is not recorded yet: one risk_regressed per regression,
  * however many later versions still carry the risk.
  */
-export async function findRegressions(
-  tx: Tx,
+export function findRegressions(
   row: LedgerRow,
   version: { threadId: string; receivedAt: Date; risks: RiskRow[] },
+  facts: Pick<StepFacts, "resolvedTriages" | "recordedRegressions">,
   now: Date,
   regressedInStep: Set<string>,
-): Promise<RiskRow[]> {
-  const risks = uniqueByFingerprint(version.risks);
-  if (!risks.length) return [];
-  const triages = await inChunks(
-    risks.map((risk) => risk.fingerprint),
-    (fingerprints) => tx.riskTriage.findMany({ where: { threadId: version.threadId, state: "resolved", fingerprint: { in: fingerprints } } }),
-  );
-  if (!triages.length) return [];
-  const recorded = await tx.ledgerEvent.findMany({
-    where: { threadKey: row.threadKey, kind: "risk_regressed" },
-    select: { at: true, data: true },
-  });
-  const byFingerprint = new Map(risks.map((risk) => [risk.fingerprint, risk]));
+): RiskRow[] {
   const regressed: RiskRow[] = [];
-  for (const triage of triages) {
-    const risk = byFingerprint.get(triage.fingerprint)!;
+  for (const risk of uniqueByFingerprint(version.risks)) {
+    const triage = facts.resolvedTriages.get(stepKey(version.threadId, risk.fingerprint));
+    if (!triage) continue;
     const stored: StoredTriage = {
       state: (TRIAGE_ACTIONS as readonly string[]).includes(triage.state) ? (triage.state as StoredTriage["state"]) : "resolved",
       snoozedUntil: triage.snoozedUntil,
@@ -42,12 +30,12 @@ export async function findRegressions(
       updatedAt: triage.updatedAt,
     };
     if (riskState(stored, { severity: asSeverity(risk.severity), lastSeenAt: version.receivedAt }, now) !== "regressed") continue;
-    const stepKey = `${row.threadKey}\u0000${risk.fingerprint}`;
+    const inStep = `${row.threadKey}\u0000${risk.fingerprint}`;
+    const recorded = facts.recordedRegressions.get(row.threadKey!) ?? [];
     const already =
-      regressedInStep.has(stepKey) ||
-      recorded.some((event) => event.at.getTime() > triage.updatedAt.getTime() && eventData(event.data).fingerprint === risk.fingerprint);
+      regressedInStep.has(inStep) || recorded.some((event) => event.at.getTime() > triage.updatedAt.getTime() && event.fingerprint === risk.fingerprint);
     if (already) continue;
-    regressedInStep.add(stepKey);
+    regressedInStep.add(inStep);
     regressed.push(risk);
   }
   return regressed;

@@ -49,7 +49,7 @@ export async function readRegularFile(file: string, options: ReadRegularFileOpti
     const info = await handle.stat();
     if (!info.isFile()) return { kind: "refused", reason: `it is ${describeType(info)}, not a regular file` };
     if (info.size > options.maxBytes) return { kind: "too_large", size: info.size };
-    const bytes = await readAtMost(handle, options.maxBytes + 1);
+    const bytes = await readAtMost(handle, options.maxBytes + 1, info.size);
     // The file grew after the stat: still never more than the limit in memory.
     if (bytes.length > options.maxBytes) return { kind: "too_large", size: bytes.length };
     return { kind: "ok", bytes };
@@ -68,12 +68,22 @@ async function openedWithin(handle: FileHandle, file: string, folder: string): P
   return root !== null && opened !== null && opened !== root && isInside(root, opened);
 }
 
-/** Reads from position 0 until EOF or `limit` bytes, whichever comes first. */
-export async function readAtMost(handle: FileHandle, limit: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(limit);
+/**
+ * Reads from position 0 until EOF or `limit` bytes, whichever comes first. The buffer starts at
+ * `expected` + 1 bytes (the size a stat gave: one more shows the end in the first read) and grows
+ * only while a file that grew keeps filling it: a buffer of the whole limit, zeroed for every
+ * small file, cost more than reading it.
+ */
+export async function readAtMost(handle: FileHandle, limit: number, expected = limit): Promise<Buffer> {
+  let buffer = Buffer.alloc(Math.max(1, Math.min(limit, expected + 1)));
   let filled = 0;
   while (filled < limit) {
-    const { bytesRead } = await handle.read(buffer, filled, limit - filled, filled);
+    if (filled === buffer.length) {
+      const grown = Buffer.alloc(Math.min(limit, buffer.length * 2));
+      buffer.copy(grown, 0, 0, filled);
+      buffer = grown;
+    }
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }

@@ -5,7 +5,7 @@ import { ingestPacket, type IngestSource } from "../../ingest/ingest";
 import { routinePacket } from "@/testing/packets";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { threadListQuerySchema } from "./filters";
-import { getMergedHandoff, getThreadDetail, listActiveThreads } from "./queries";
+import { getMergedHandoff, getPacket, getThreadDetail, listActiveThreads } from "./queries";
 
 freshDatabaseForThisFile();
 
@@ -268,5 +268,39 @@ describe("getMergedHandoff", () => {
     await ingestPacket(packet({ project: "merge", branch: "versions", summary: "late but older", created_at: iso(T0 - HOUR) }), http);
     const merged = await getMergedHandoff("merge@versions");
     expect(merged.body.summary).toBe("new");
+  });
+});
+
+describe("getPacket", () => {
+  it("shows a version with its thread, whether it is active, and the place its file was found after it arrived", async () => {
+    const base = { project: "packet", branch: "main" };
+    const first = await ingestPacket(packet({ ...base, summary: "first", created_at: iso(T0) }), http, new Date(T0 + HOUR));
+    const second = await ingestPacket(packet({ ...base, summary: "second", created_at: iso(T0 + HOUR) }), http, new Date(T0 + 2 * HOUR));
+    const old = await getPacket(first.packet_id);
+    expect(old).toMatchObject({
+      id: first.packet_id,
+      thread_key: "packet@main",
+      active: false,
+      source: "http",
+      source_path: null,
+      workspace_root: null,
+      received_at: iso(T0 + HOUR),
+      flags_computed_at: iso(T0 + HOUR),
+      created_at: iso(T0),
+      canonical: { summary: "first" },
+      received: { summary: "first" },
+    });
+    expect(old.content_hash).toMatch(/^[0-9a-f]{64}$/);
+
+    // Arrived over HTTP, its file found in a watched folder later (docs/decisions/050-one-location-per-packet.md).
+    await (await database()).packetLocation.create({
+      data: { versionId: second.packet_id, sourcePath: "/srv/ws/handoff.json", workspaceRoot: "/srv/ws", recordedAt: new Date(T0 + 3 * HOUR) },
+    });
+    expect(await getPacket(second.packet_id)).toMatchObject({ active: true, source: "http", source_path: "/srv/ws/handoff.json", workspace_root: "/srv/ws" });
+  });
+
+  it("answers not_found for an unknown id", async () => {
+    const error = await getPacket("pv_no_such_packet").catch((caught: unknown) => caught);
+    expect((error as BatonError).code).toBe("not_found");
   });
 });

@@ -1,8 +1,8 @@
 import "server-only";
 import { handoffWork } from "../../integrations/thread-work";
-import { database, databaseDialect } from "../../db/client";
+import { database, databaseDialect, sqlExecutor } from "../../db/client";
 import { BatonError } from "../../core/errors";
-import type { Prisma } from "../../generated/prisma/client";
+import { Prisma, type PacketVersion } from "../../generated/prisma/client";
 import { z } from "zod";
 import { SEVERITIES } from "../../contract/severity";
 import {
@@ -18,8 +18,9 @@ import {
   type ThreadListDto,
 } from "./dto";
 import type { ThreadFilters, ThreadListQuery } from "./filters";
-import { emptyHumanSection, latestHumanRevision, sectionOf, summariseHuman, type HumanSection } from "../../human/section";
+import { emptyHumanSection, sectionOf, summariseHuman, type HumanSection } from "../../human/section";
 import { latestHumanSections } from "../../human/latest-revision";
+import type { ExecutorRow } from "../../db/sql";
 import { placeOf } from "../verdict/roots";
 
 const cardVersionSelect = {
@@ -181,32 +182,66 @@ function notFound(what: string): BatonError {
   return new BatonError("not_found", `${what} was not found.`);
 }
 
+/** A thread's card columns (cardSelect's, the active version's id as versionId) and its latest human section, as the hot-path executor hands them out. */
+type DetailRow = ExecutorRow<Omit<CardColumns, "activeVersion"> & Omit<NonNullable<CardColumns["activeVersion"]>, "id">> & {
+  versionId: string;
+  humanSection: string | null;
+};
+type DetailVersionRow = ExecutorRow<Pick<PacketVersion, "id" | "receivedAt" | "producerCreatedAt" | "nextAction" | "highestSeverity" | "flags" | "source">>;
+
+const instant = (text: string) => new Date(text);
+const optionalInstant = (text: string | null) => (text === null ? null : new Date(text));
+
+/** A thread's page: its card, its people section and every version; two statements through the hot-path executor (see getPacket). */
 export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
-  const db = await database();
-  const row = await db.thread.findUnique({
-    where: { key },
-    select: {
-      ...cardSelect,
-      // One parent: Prisma's take is SQL here.
-      activeVersion: { select: { ...cardSelect.activeVersion.select, humanRevisions: latestHumanRevision } },
-      activeVersionId: true,
-      versions: {
-        select: { id: true, receivedAt: true, producerCreatedAt: true, nextAction: true, highestSeverity: true, flags: true, source: true },
-        orderBy: [{ sortAt: "desc" }, { receivedAt: "desc" }, { id: "desc" }],
-      },
+  const sql = await sqlExecutor();
+  const [row] = await sql.query<DetailRow>(
+    Prisma.sql`SELECT t."id", t."key", t."agent", t."project", t."branch", t."topic", t."archived", t."updatedAt", t."lastSessionKind", t."lastSessionAt",
+        v."id" AS "versionId", v."receivedAt", v."producerCreatedAt", v."summary", v."taskId", v."nextAction", v."highestSeverity",
+        v."riskCounts", v."questionCount", v."flags",
+        (SELECT h."section" FROM "HumanRevision" h WHERE h."versionId" = v."id" ORDER BY h."revision" DESC LIMIT 1) AS "humanSection"
+      FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
+      WHERE t."key" = ${key}`,
+  );
+  if (!row) throw notFound(`Thread "${key}"`);
+  const versions = await sql.query<DetailVersionRow>(
+    Prisma.sql`SELECT "id", "receivedAt", "producerCreatedAt", "nextAction", "highestSeverity", "flags", "source" FROM "PacketVersion"
+      WHERE "threadId" = ${row.id} ORDER BY "sortAt" DESC, "receivedAt" DESC, "id" DESC`,
+  );
+  const human = sectionOf(row.humanSection === null ? [] : [{ section: row.humanSection }]);
+  const card: CardColumns = {
+    id: row.id,
+    key: row.key,
+    agent: row.agent,
+    project: row.project,
+    branch: row.branch,
+    topic: row.topic,
+    archived: Boolean(row.archived),
+    updatedAt: instant(row.updatedAt),
+    lastSessionKind: row.lastSessionKind,
+    lastSessionAt: optionalInstant(row.lastSessionAt),
+    activeVersion: {
+      id: row.versionId,
+      receivedAt: instant(row.receivedAt),
+      producerCreatedAt: optionalInstant(row.producerCreatedAt),
+      summary: row.summary,
+      taskId: row.taskId,
+      nextAction: row.nextAction,
+      highestSeverity: row.highestSeverity,
+      riskCounts: row.riskCounts,
+      questionCount: Number(row.questionCount),
+      flags: row.flags,
     },
-  });
-  if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
-  const human = sectionOf(row.activeVersion.humanRevisions);
+  };
   return threadDetailDto.parse({
-    ...toCard(row, human),
+    ...toCard(card, human),
     human,
-    versions: row.versions.map((version) => ({
+    versions: versions.map((version) => ({
       id: version.id,
-      active: version.id === row.activeVersionId,
+      active: version.id === row.versionId,
       source: version.source,
-      received_at: version.receivedAt.toISOString(),
-      created_at: version.producerCreatedAt?.toISOString() ?? null,
+      received_at: instant(version.receivedAt).toISOString(),
+      created_at: optionalInstant(version.producerCreatedAt)?.toISOString() ?? null,
       next_action: version.nextAction,
       highest_severity: version.highestSeverity,
       flags: JSON.parse(version.flags),
@@ -214,26 +249,52 @@ export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
   });
 }
 
+/** A stored version's columns as getPacket reads them (the hot-path executor's shapes: instants as ISO text). */
+type PacketRow = ExecutorRow<
+  Pick<PacketVersion, "id" | "contentHash" | "source" | "sourcePath" | "workspaceRoot" | "receivedAt" | "producerCreatedAt" | "flags" | "canonicalJson" | "receivedJson">
+> & {
+  threadKey: string;
+  activeVersionId: string | null;
+  locationSourcePath: string | null;
+  locationWorkspaceRoot: string | null;
+};
+
+/**
+ * One stored version, in one statement through the hot-path executor: every export of a
+ * packet reads it (its JSON, its markdown), and Prisma's per-query compiling was most of the
+ * cost of such a request (docs/decisions/085-notifier-reads-per-step.md).
+ */
 export async function getPacket(id: string): Promise<PacketDto> {
-  const db = await database();
-  const row = await db.packetVersion.findUnique({
-    where: { id },
-    include: { thread: { select: { key: true, activeVersionId: true } }, location: { select: { sourcePath: true, workspaceRoot: true } } },
-  });
+  const sql = await sqlExecutor();
+  const [row] = await sql.query<PacketRow>(
+    Prisma.sql`SELECT v."id", v."contentHash", v."source", v."sourcePath", v."workspaceRoot", v."receivedAt", v."producerCreatedAt",
+        v."flags", v."canonicalJson", v."receivedJson", t."key" AS "threadKey", t."activeVersionId",
+        l."sourcePath" AS "locationSourcePath", l."workspaceRoot" AS "locationWorkspaceRoot"
+      FROM "PacketVersion" v
+      JOIN "Thread" t ON t."id" = v."threadId"
+      LEFT JOIN "PacketLocation" l ON l."versionId" = v."id"
+      WHERE v."id" = ${id}`,
+  );
   if (!row) throw notFound(`Packet "${id}"`);
-  const place = placeOf(row);
+  const place = placeOf({
+    sourcePath: row.sourcePath,
+    workspaceRoot: row.workspaceRoot,
+    location:
+      row.locationSourcePath !== null && row.locationWorkspaceRoot !== null ? { sourcePath: row.locationSourcePath, workspaceRoot: row.locationWorkspaceRoot } : null,
+  });
+  const receivedAt = instant(row.receivedAt).toISOString();
   return packetDto.parse({
     id: row.id,
-    thread_key: row.thread.key,
-    active: row.thread.activeVersionId === row.id,
+    thread_key: row.threadKey,
+    active: row.activeVersionId === row.id,
     content_hash: row.contentHash,
     source: row.source,
     source_path: place.sourcePath,
     workspace_root: place.workspaceRoot,
-    received_at: row.receivedAt.toISOString(),
-    created_at: row.producerCreatedAt?.toISOString() ?? null,
+    received_at: receivedAt,
+    created_at: optionalInstant(row.producerCreatedAt)?.toISOString() ?? null,
     flags: JSON.parse(row.flags),
-    flags_computed_at: row.receivedAt.toISOString(),
+    flags_computed_at: receivedAt,
     canonical: JSON.parse(row.canonicalJson),
     received: JSON.parse(row.receivedJson),
   });
@@ -241,9 +302,7 @@ export async function getPacket(id: string): Promise<PacketDto> {
 
 /** A version's latest human section (the empty one when no person acted), for its Markdown renders. */
 export async function getHumanSection(versionId: string): Promise<HumanSection> {
-  const db = await database();
-  const rows = await db.humanRevision.findMany({ where: { versionId }, ...latestHumanRevision });
-  return sectionOf(rows);
+  return (await latestHumanSections([versionId])).get(versionId)!;
 }
 
 /**
@@ -252,23 +311,26 @@ export async function getHumanSection(versionId: string): Promise<HumanSection> 
  * it carried.
  */
 export async function getMergedHandoff(key: string): Promise<{ packetId: string; body: Record<string, unknown> }> {
-  const db = await database();
-  // The code host's CI and review (lib/integrations) are read alongside, not after: a waiting read's first look stays one round trip.
-  const [row, work] = await Promise.all([
-    db.thread.findUnique({
-      where: { key },
-      select: { activeVersion: { select: { id: true, receivedJson: true, humanRevisions: latestHumanRevision } } },
-    }),
+  const sql = await sqlExecutor();
+  // The code host's CI and review (lib/integrations) are read alongside, not after: a waiting read's first look stays one round
+  // trip. The active version and its latest human section in one statement (every waiting client's wake reads it).
+  const [[row], work] = await Promise.all([
+    sql.query<{ id: string; receivedJson: string; humanSection: string | null }>(
+      Prisma.sql`SELECT v."id", v."receivedJson",
+          (SELECT h."section" FROM "HumanRevision" h WHERE h."versionId" = v."id" ORDER BY h."revision" DESC LIMIT 1) AS "humanSection"
+        FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
+        WHERE t."key" = ${key}`,
+    ),
     handoffWork(key),
   ]);
-  if (!row?.activeVersion) throw notFound(`Thread "${key}"`);
-  const received = JSON.parse(row.activeVersion.receivedJson) as Record<string, unknown>;
+  if (!row) throw notFound(`Thread "${key}"`);
+  const received = JSON.parse(row.receivedJson) as Record<string, unknown>;
   const merged: Record<string, unknown> = {};
   for (const field of Object.keys(received)) {
     if (field !== "human") Object.defineProperty(merged, field, { value: received[field], enumerable: true });
   }
-  merged.human = sectionOf(row.activeVersion.humanRevisions);
+  merged.human = sectionOf(row.humanSection === null ? [] : [{ section: row.humanSection }]);
   // Beside the human section: Baton's, not the agent's.
   Object.assign(merged, work);
-  return { packetId: row.activeVersion.id, body: merged };
+  return { packetId: row.id, body: merged };
 }

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { inTransaction, sqlExecutor } from "../../db/client";
+import { inSqlTransaction } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
 import { newId } from "../../db/ids";
 import { SEVERITIES } from "../../contract/severity";
@@ -32,8 +32,9 @@ const THREAD_COLUMNS = ["id", "key", "archived", "activeVersionId", "activeSortA
 const EVENT_COLUMNS = ["at", "kind", "threadKey", "versionId", "actor", "data"] as const;
 
 beforeAll(async () => {
-  await inTransaction(async (tx) => {
-    const sql = await sqlExecutor(tx);
+  // Raw statements only: on PostgreSQL they go straight to the driver adapter, not through
+  // Prisma's per-statement pipeline (decision 083), which cost more than the inserts themselves.
+  await inSqlTransaction(async (sql) => {
     const threads: unknown[][] = [];
     const versions: unknown[][] = [];
     const events: unknown[][] = [];

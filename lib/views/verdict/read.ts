@@ -131,7 +131,7 @@ async function readReportBytes(resolved: { path: string; root: string }, maxByte
     if (stat.nlink > 1) return { status: "refused", reason: REFUSAL.hardLink };
     const tooLarge: FileReading = { status: "invalid", reason: `larger than ${describeBytes(maxBytes)}` };
     if (stat.size > maxBytes) return tooLarge;
-    const bytes = await readAtMost(handle, maxBytes + 1);
+    const bytes = await readAtMost(handle, maxBytes + 1, stat.size);
     if (bytes.length > maxBytes) return tooLarge;
     return { bytes };
   } finally {
