@@ -9,7 +9,8 @@ import { expectBatonError } from "@/testing/expect-baton-error";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { humanWritesSetup } from "@/testing/human-writes";
 import { threadFiltersSchema, threadListQuerySchema } from "../views/threads/filters";
-import { getMergedHandoff, getThreadDetail } from "../views/threads/queries";
+import { getThreadDetail } from "../views/threads/queries";
+import { getMergedHandoff } from "../views/threads/packet-reads";
 import { listThreads } from "../views/threads/flagged";
 import {
   answer,

@@ -3,7 +3,7 @@ import { holdReader, type ReaderHold, type ReaderIdentity } from "../auth/reader
 import { BatonError } from "../core/errors";
 import type { LedgerEventDto, LedgerKind } from "../events/ledger";
 import { ledgerFeedReady, subscribeLedger } from "../events/ledger-feed";
-import { getMergedHandoff } from "../views/threads/queries";
+import { getMergedHandoff } from "../views/threads/packet-reads";
 import type { HumanSection } from "./section";
 import { singleton } from "../core/singleton";
 

@@ -12,7 +12,7 @@ import { githubHeaders, gitlabHeaders, integrationFixture } from "@/testing/inte
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { createFirstAdmin } from "../auth/users";
 import { decide } from "../human/actions";
-import { getMergedHandoff } from "../views/threads/queries";
+import { getMergedHandoff } from "../views/threads/packet-reads";
 import { createIntegration, listIntegrations } from "./integrations";
 import { POST as postGithub } from "@/app/api/v1/integrations/github/route";
 import { receiveDelivery } from "./receive";

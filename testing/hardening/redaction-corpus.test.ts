@@ -30,7 +30,8 @@ import { makeTempWorkspace, type TempWorkspace } from "@/testing/temp-workspace"
 import { readVerdictCached } from "../../lib/views/verdict/cache";
 import { workspaceRootsFor } from "../../lib/views/verdict/roots";
 import { allowWebhookTargetsForThisFile } from "@/testing/webhook-targets";
-import { getPacket, getThreadDetail } from "../../lib/views/threads/queries";
+import { getThreadDetail } from "../../lib/views/threads/queries";
+import { getPacket } from "../../lib/views/threads/packet-reads";
 import { threadFiltersSchema } from "../../lib/views/threads/filters";
 import { deliverStep } from "../../lib/notify/deliver";
 import { NOTIFICATION_EVENTS } from "../../lib/notify/events";

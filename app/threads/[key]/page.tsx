@@ -19,7 +19,7 @@ import { BatonError } from "@/lib/core/errors";
 import { listThreadEvents } from "@/lib/events/queries";
 import { diffVersions } from "@/lib/views/threads/diff";
 import { threadHref } from "@/lib/views/threads/href";
-import { getPacket } from "@/lib/views/threads/queries";
+import { getPacket } from "@/lib/views/threads/packet-reads";
 import { loadThreadDetail } from "@/lib/views/threads/flagged";
 import { currentPagePerson, requirePagePerson } from "@/lib/auth/page-person";
 import { visibleText } from "@/lib/contract/invisible";

@@ -11,7 +11,8 @@ import { answer, decide } from "../actions";
 import { humanSectionSchema } from "../section";
 import { ingestPacket } from "../../ingest/ingest";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
-import { getMergedHandoff, getThreadDetail } from "../../views/threads/queries";
+import { getThreadDetail } from "../../views/threads/queries";
+import { getMergedHandoff } from "../../views/threads/packet-reads";
 import { ingestHandoffFile } from "../../ingest/watch/ingest-file";
 import { renderMerged, scheduleWriteBack } from "./write-human-section";
 

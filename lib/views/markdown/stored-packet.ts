@@ -1,6 +1,6 @@
 import "server-only";
 import { loadPacket } from "../threads/flagged";
-import { getHumanSection } from "../threads/queries";
+import { getHumanSection } from "../threads/packet-reads";
 import { renderHandoffMarkdown } from "./render-handoff";
 
 /** A stored version as handoff.md: the agent's packet, the flags its card shows (lib/board/flags.ts, as every view gives them) and its people section. */

@@ -3,7 +3,8 @@ import { loadCardFlags } from "../../board/board";
 import type { CardFlagsDto } from "../../board/flags";
 import { packetDto, threadDetailDto, threadListDto, type PacketDto, type ThreadDetailDto, type ThreadListDto } from "./dto";
 import type { ThreadListQuery } from "./filters";
-import { getPacket, getThreadDetail, listActiveThreads } from "./queries";
+import { getThreadDetail, listActiveThreads } from "./queries";
+import { getPacket } from "./packet-reads";
 import { readVersionVerdicts } from "../verdict/version";
 
 /**

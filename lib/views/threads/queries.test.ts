@@ -5,7 +5,8 @@ import { ingestPacket, type IngestSource } from "../../ingest/ingest";
 import { routinePacket } from "@/testing/packets";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { threadListQuerySchema } from "./filters";
-import { getMergedHandoff, getPacket, getThreadDetail, listActiveThreads } from "./queries";
+import { getThreadDetail, listActiveThreads } from "./queries";
+import { getMergedHandoff, getPacket } from "./packet-reads";
 
 freshDatabaseForThisFile();
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { fileResponse } from "@/lib/http/respond";
 import { defineRoute } from "@/lib/http/route";
-import { getMergedHandoff } from "@/lib/views/threads/queries";
+import { getMergedHandoff } from "@/lib/views/threads/packet-reads";
 
 export const GET = defineRoute({
   method: "GET",

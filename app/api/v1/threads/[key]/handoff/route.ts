@@ -4,7 +4,7 @@ import { defineRoute, reply } from "@/lib/http/route";
 import { humanSectionSchema } from "@/lib/human/section";
 import { threadWorkDto } from "@/lib/integrations/dto";
 import { humanRevisionOf, MAX_WAIT_SECONDS, waitForHandoffChange, type MergedHandoff } from "@/lib/human/wait";
-import { getMergedHandoff } from "@/lib/views/threads/queries";
+import { getMergedHandoff } from "@/lib/views/threads/packet-reads";
 
 // The merged packet the next session reads, with a strong ETag; with `after`, the waiting read
 // (docs/decisions/019-waiting-read.md), capped and re-checked per reader (docs/decisions/026-reader-rechecks.md).
