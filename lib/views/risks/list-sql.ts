@@ -16,7 +16,7 @@ import type { RiskState } from "./triage-state";
 
 /** States the default view leaves out: a person already dealt with them (until they come back). */
 export const HIDDEN_BY_DEFAULT: ReadonlySet<RiskState> = new Set(["resolved", "snoozed"]);
-const HIDDEN_SQL = Prisma.raw([...HIDDEN_BY_DEFAULT].map((state) => `'${state}'`).join(", "));
+export const HIDDEN_SQL = Prisma.raw([...HIDDEN_BY_DEFAULT].map((state) => `'${state}'`).join(", "));
 
 /** A column of the groups' statement the list is ordered by. */
 export interface SortKey {
@@ -72,7 +72,7 @@ function afterSql(keys: SortKey[], values: KeyValue[] | null): Prisma.Sql {
  * ("stated": its thread, severity rank, state now and the start of its detail), as SQL
  * common table expressions: the database sorts and counts, the server reads a page.
  */
-function statedSql(q: string | undefined, now: Date): Prisma.Sql {
+function statedSql(q: string | undefined, now: Date, restriction: Prisma.Sql = Prisma.empty): Prisma.Sql {
   return Prisma.sql`"rows" AS (
       SELECT t."id" AS "threadId", t."key" AS "threadKey", r."fingerprint" AS "fingerprint", v."receivedAt" AS "activeAt",
         ${severityRankSql('r."severity"')} AS "rank", LOWER(SUBSTR(r."detail", 1, ${DETAIL_KEY_CHARS})) AS "detailKey",
@@ -80,7 +80,7 @@ function statedSql(q: string | undefined, now: Date): Prisma.Sql {
       FROM "Thread" t
       JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
       JOIN "Risk" r ON r."versionId" = v."id"
-      WHERE t."archived" = ${false} ${riskTextFilter(q)}
+      WHERE t."archived" = ${false} ${riskTextFilter(q)} ${restriction}
     ),
     "pairs" AS (
       SELECT "threadId", MAX("threadKey") AS "threadKey", "fingerprint", MAX("activeAt") AS "activeAt", MAX("rank") AS "rank",
@@ -105,11 +105,22 @@ export interface GroupRow {
   occurrences: number | bigint;
 }
 
-/** The view's groups after the cursor, in order, with their keys and sizes: at most `limit` rows (all without). */
-export function groupsSql(view: RiskFilters["state"], q: string | undefined, now: Date, keys: SortKey[], after: KeyValue[] | null, limit: number | undefined): Prisma.Sql {
+/**
+ * The view's groups after the cursor, in order, with their keys and sizes: at most `limit` rows (all without).
+ * `restriction` narrows the active risks (`r`) further: the read model refreshes named fingerprints with it.
+ */
+export function groupsSql(
+  view: RiskFilters["state"],
+  q: string | undefined,
+  now: Date,
+  keys: SortKey[],
+  after: KeyValue[] | null,
+  limit: number | undefined,
+  restriction: Prisma.Sql = Prisma.empty,
+): Prisma.Sql {
   const visible = view === "open" ? Prisma.sql`WHERE "state" NOT IN (${HIDDEN_SQL})` : Prisma.empty;
   const orderBy = Prisma.raw(keys.map((key) => `"${key.column}" ${key.desc ? "DESC" : "ASC"}`).join(", "));
-  return Prisma.sql`WITH ${statedSql(q, now)},
+  return Prisma.sql`WITH ${statedSql(q, now, restriction)},
     "visible" AS (SELECT * FROM "stated" ${visible}),
     "histories" AS (
       SELECT s."threadId" AS "threadId", s."threadKey" AS "threadKey", s."fingerprint" AS "fingerprint", s."state" AS "state",
@@ -154,3 +165,9 @@ export async function countGroups(view: RiskFilters["state"], q: string | undefi
 
 export const keyValuesOf = (row: GroupRow, keys: SortKey[]): KeyValue[] =>
   keys.map((key) => (isDateKey(key) ? asDate(row[key.column as "lastSeen"]).toISOString() : isTextKey(key) ? String(row[key.column as "fingerprint"]) : Number(row[key.column as "rank"])));
+
+/** Per fingerprint among the restricted active risks: its thread risks the open view hides (the read model's hiddenPairs). */
+export function hiddenPairsSql(now: Date, restriction: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`WITH ${statedSql(undefined, now, restriction)}
+    SELECT "fingerprint", COUNT(CASE WHEN "state" IN (${HIDDEN_SQL}) THEN 1 END) AS "hidden" FROM "stated" GROUP BY "fingerprint"`;
+}

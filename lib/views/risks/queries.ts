@@ -8,6 +8,7 @@ import { RISK_SORT_FIRST_ORDER, riskListDto, type RiskGroupDto, type RiskListDto
 import { RISK_PAGE_MAX_BYTES, riskFiltersSchema, type RiskFilters } from "./filters";
 import { inChunks } from "../../db/sql";
 import { countGroups, decodeCursor, encodeCursor, groupsSql, HIDDEN_BY_DEFAULT, keyValuesOf, sortKeys, type GroupRow } from "./list-sql";
+import { riskGroupsAt, storedCounts, storedGroups } from "./read-model";
 
 
 /** The shapes live in ./dto (client-safe); importers of this module keep finding them here. */
@@ -129,17 +130,23 @@ export async function listRisks(
   filters: Partial<RiskFilters> & { cursor?: string; limit?: number } = {},
   now = new Date(),
 ): Promise<RiskListDto> {
-  const { state: view, q, sort, order: asked } = riskFiltersSchema.parse({ state: filters.state, q: filters.q, sort: filters.sort, order: filters.order });
-  const order = asked ?? RISK_SORT_FIRST_ORDER[sort];
+  const { state: view, q, sort, order: askedOrder } = riskFiltersSchema.parse({ state: filters.state, q: filters.q, sort: filters.sort, order: filters.order });
+  const order = askedOrder ?? RISK_SORT_FIRST_ORDER[sort];
   const keys = sortKeys(sort, order);
   const after = filters.cursor ? decodeCursor(filters.cursor, sort, order, keys) : null;
   const { limit } = filters;
-  const sql = await sqlExecutor();
   // One row more than a page can hold says whether another page follows (every group has a thread).
-  const [rows, counts] = await Promise.all([
-    sql.query<GroupRow>(groupsSql(view, q, now, keys, after, limit === undefined ? undefined : limit + 1)),
-    countGroups(view, q, now),
-  ]);
+  const asked = limit === undefined ? undefined : limit + 1;
+  let rows: GroupRow[];
+  let counts: { total: number; hidden: number };
+  if (q) {
+    // A text filter narrows the risks before grouping: its groups are computed, not stored.
+    const sql = await sqlExecutor();
+    [rows, counts] = await Promise.all([sql.query<GroupRow>(groupsSql(view, q, now, keys, after, asked)), countGroups(view, q, now)]);
+  } else {
+    await riskGroupsAt(now);
+    [rows, counts] = await Promise.all([storedGroups(view, sort, order, after, asked), storedCounts(view)]);
+  }
   const candidates: GroupRow[] = [];
   let threadCount = 0;
   for (const row of rows) {
@@ -168,4 +175,11 @@ export async function listRisks(
   const more = lastPassed !== null && rows.indexOf(lastPassed) < rows.length - 1;
   const next_cursor = more ? encodeCursor(sort, order, keyValuesOf(lastPassed!, keys)) : null;
   return riskListDto.parse({ generated_at: now.toISOString(), view, sort, order, groups, next_cursor, total: counts.total, hidden: counts.hidden });
+}
+
+/** A view's counts (`total`, `hidden`): from the stored groups, or computed under a text filter. */
+export async function countRisks(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<{ total: number; hidden: number }> {
+  if (q) return countGroups(view, q, now);
+  await riskGroupsAt(now);
+  return storedCounts(view);
 }
