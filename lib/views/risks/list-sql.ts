@@ -72,15 +72,18 @@ function afterSql(keys: SortKey[], values: KeyValue[] | null): Prisma.Sql {
  * ("stated": its thread, severity rank, state now and the start of its detail), as SQL
  * common table expressions: the database sorts and counts, the server reads a page.
  */
-function statedSql(q: string | undefined, now: Date, restriction: Prisma.Sql = Prisma.empty): Prisma.Sql {
+function statedSql(q: string | undefined, now: Date, fingerprints?: readonly string[]): Prisma.Sql {
+  // Named fingerprints are read from their index, then their threads (CROSS JOIN keeps SQLite
+  // to that order): not every active risk, which the archived flag's index would lead to.
+  const from = fingerprints
+    ? Prisma.sql`FROM "Risk" r CROSS JOIN "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
+      WHERE t."activeVersionId" = r."versionId" AND r."fingerprint" IN (${Prisma.join(fingerprints)}) AND`
+    : Prisma.sql`FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId" JOIN "Risk" r ON r."versionId" = v."id" WHERE`;
   return Prisma.sql`"rows" AS (
       SELECT t."id" AS "threadId", t."key" AS "threadKey", r."fingerprint" AS "fingerprint", v."receivedAt" AS "activeAt",
         ${severityRankSql('r."severity"')} AS "rank", LOWER(SUBSTR(r."detail", 1, ${DETAIL_KEY_CHARS})) AS "detailKey",
         ROW_NUMBER() OVER (PARTITION BY t."id", r."fingerprint" ORDER BY r."position") AS "nth"
-      FROM "Thread" t
-      JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
-      JOIN "Risk" r ON r."versionId" = v."id"
-      WHERE t."archived" = ${false} ${riskTextFilter(q)} ${restriction}
+      ${from} t."archived" = ${false} ${riskTextFilter(q)}
     ),
     "pairs" AS (
       SELECT "threadId", MAX("threadKey") AS "threadKey", "fingerprint", MAX("activeAt") AS "activeAt", MAX("rank") AS "rank",
@@ -107,7 +110,7 @@ export interface GroupRow {
 
 /**
  * The view's groups after the cursor, in order, with their keys and sizes: at most `limit` rows (all without).
- * `restriction` narrows the active risks (`r`) further: the read model refreshes named fingerprints with it.
+ * With `fingerprints`, only their groups: the read model refreshes them so.
  */
 export function groupsSql(
   view: RiskFilters["state"],
@@ -116,11 +119,11 @@ export function groupsSql(
   keys: SortKey[],
   after: KeyValue[] | null,
   limit: number | undefined,
-  restriction: Prisma.Sql = Prisma.empty,
+  fingerprints?: readonly string[],
 ): Prisma.Sql {
   const visible = view === "open" ? Prisma.sql`WHERE "state" NOT IN (${HIDDEN_SQL})` : Prisma.empty;
   const orderBy = Prisma.raw(keys.map((key) => `"${key.column}" ${key.desc ? "DESC" : "ASC"}`).join(", "));
-  return Prisma.sql`WITH ${statedSql(q, now, restriction)},
+  return Prisma.sql`WITH ${statedSql(q, now, fingerprints)},
     "visible" AS (SELECT * FROM "stated" ${visible}),
     "histories" AS (
       SELECT s."threadId" AS "threadId", s."threadKey" AS "threadKey", s."fingerprint" AS "fingerprint", s."state" AS "state",
@@ -166,8 +169,8 @@ export async function countGroups(view: RiskFilters["state"], q: string | undefi
 export const keyValuesOf = (row: GroupRow, keys: SortKey[]): KeyValue[] =>
   keys.map((key) => (isDateKey(key) ? asDate(row[key.column as "lastSeen"]).toISOString() : isTextKey(key) ? String(row[key.column as "fingerprint"]) : Number(row[key.column as "rank"])));
 
-/** Per fingerprint among the restricted active risks: its thread risks the open view hides (the read model's hiddenPairs). */
-export function hiddenPairsSql(now: Date, restriction: Prisma.Sql): Prisma.Sql {
-  return Prisma.sql`WITH ${statedSql(undefined, now, restriction)}
+/** Per fingerprint of `fingerprints`: its thread risks the open view hides (the read model's hiddenPairs). */
+export function hiddenPairsSql(now: Date, fingerprints: readonly string[]): Prisma.Sql {
+  return Prisma.sql`WITH ${statedSql(undefined, now, fingerprints)}
     SELECT "fingerprint", COUNT(CASE WHEN "state" IN (${HIDDEN_SQL}) THEN 1 END) AS "hidden" FROM "stated" GROUP BY "fingerprint"`;
 }

@@ -135,10 +135,9 @@ export async function refreshRiskGroups(tx: Tx, fingerprints: readonly string[],
   await buildIfMissing(tx);
   const sql = await sqlExecutor(tx);
   await inChunks([...new Set(fingerprints)], async (chunk) => {
-    const restriction = Prisma.sql`AND r."fingerprint" IN (${Prisma.join(chunk)})`;
-    const all = await sql.query<GroupRow>(groupsSql("all", undefined, now, ANY_ORDER, null, undefined, restriction));
-    const open = await sql.query<GroupRow>(groupsSql("open", undefined, now, ANY_ORDER, null, undefined, restriction));
-    const hidden = await sql.query<{ fingerprint: string; hidden: number | bigint }>(hiddenPairsSql(now, restriction));
+    const all = await sql.query<GroupRow>(groupsSql("all", undefined, now, ANY_ORDER, null, undefined, chunk));
+    const open = await sql.query<GroupRow>(groupsSql("open", undefined, now, ANY_ORDER, null, undefined, chunk));
+    const hidden = await sql.query<{ fingerprint: string; hidden: number | bigint }>(hiddenPairsSql(now, chunk));
     // When a dated snooze last ended and next ends among the fingerprint's active thread risks.
     const clock = await sql.query<{ fingerprint: string; openFrom: string | Date | null; openUntil: string | Date | null }>(Prisma.sql`
       SELECT p."fingerprint" AS "fingerprint",

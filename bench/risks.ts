@@ -1,0 +1,176 @@
+/**
+ * bench:risks: does a page of GET /api/v1/risks cost a page, whatever the number of active risks?
+ *
+ * In this process: a real HTTP server running the risks route handler on a fresh SQLite file
+ * (or, with DATABASE_URL=postgresql://..., a database of the run's own, dropped at the end).
+ * Seeds through the real ingest path BENCH_BIG_PACKETS packets at a packet's risk limit (5,000
+ * each, each its own thread: 25,000 active risks by default) and a board of BENCH_THREADS threads
+ * with 3 risks each (one of them shared by 10 threads), then triages a few (snoozed until a date,
+ * resolved). Then it asks, interleaved, BENCH_REQUESTS times each after 3 warm-ups:
+ *   - the stored groups (docs/decisions/075-risk-groups-stored.md): the first page and the next
+ *     (its cursor) in three orders, attention (the default), last seen A to Z, detail Z to A;
+ *   - the same pages computed over every active risk, as every page was before decision 075
+ *     (a text filter the views still compute: `q=risk` matches every seeded risk's detail).
+ * It prints p50/p95 ms and the answer's bytes per page, the ratio computed / stored, and the
+ * writers' side: each big packet's ingest, one more 5,000-risk packet replacing a big one, a
+ * triage of 100 risks, and the read model built in full from the stored risks.
+ *
+ * Env: BENCH_BIG_PACKETS (5), BENCH_THREADS (200), BENCH_REQUESTS (15); DATABASE_URL (above).
+ * Exit: 0 measured; 1 could not set up or run; 2 a page was not what was seeded.
+ */
+import { performance } from "node:perf_hooks";
+import { chooseDatabase, cleanUpDatabase } from "./lib/server";
+import { fixed, formatTable, gitRevision, positiveNumber } from "./lib/report";
+import { startRouteServer } from "../testing/route-server";
+import { GET } from "../app/api/v1/risks/route";
+import { createApiToken } from "../lib/auth/tokens";
+import { createFirstAdmin } from "../lib/auth/users";
+import { closeDatabase, inTransaction, sqlExecutor } from "../lib/db/client";
+import { migrateDatabase } from "../lib/db/migrate/index";
+import { Prisma } from "../lib/generated/prisma/client";
+import { ingestPacket } from "../lib/ingest/ingest";
+import { riskFingerprint } from "../lib/contract/fingerprint";
+import { PACKET_LIST_LIMITS } from "../lib/contract/schema";
+import { resetConfig } from "../lib/server/config";
+import { riskListDto } from "../lib/views/risks/dto";
+import { refreshThreadRisks } from "../lib/views/risks/read-model";
+import { triageRisks } from "../lib/views/risks/triage";
+
+const SEVERITIES = ["critical", "high", "medium", "low", "info"];
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = performance.now();
+  const value = await work();
+  return { ms: performance.now() - start, value };
+}
+
+async function main(): Promise<void> {
+  const bigPackets = positiveNumber("BENCH_BIG_PACKETS", 5, true);
+  const boardThreads = positiveNumber("BENCH_THREADS", 200, true);
+  const requests = positiveNumber("BENCH_REQUESTS", 15, true);
+  const perPacket = PACKET_LIST_LIMITS.open_risks;
+  const database = await chooseDatabase(`risks_${Date.now().toString(36)}`, false);
+  process.env.DATABASE_URL = database.url;
+  process.env.BATON_RATE_LIMIT_PER_MINUTE = "0";
+  resetConfig();
+  await migrateDatabase(database.url);
+  const admin = await createFirstAdmin({ username: "bench", password: "a long enough password" });
+  const person = { id: admin.id, username: admin.username, role: admin.role };
+  const token = (await createApiToken("bench-reader", ["packets:read"])).token;
+  const server = await startRouteServer((request) => GET(request));
+  console.log(`bench:risks at ${gitRevision()} on ${database.description}: ${bigPackets} x ${perPacket} risks + ${boardThreads} threads x 3`);
+  let failed = false;
+
+  try {
+    const started = Date.now() - 3_600_000;
+    const bigIngest: number[] = [];
+    const bigPacket = (packet: number, version: number) => ({
+      thread: `bench/big-${packet}`,
+      summary: `many risks, version ${version}`,
+      next_action: "continue",
+      open_risks: Array.from({ length: perPacket }, (_, n) => ({ severity: SEVERITIES[(n + version) % SEVERITIES.length], detail: `paged risk P${packet}-R${n} of the big packet` })),
+    });
+    for (let packet = 0; packet < bigPackets; packet++) {
+      bigIngest.push((await timed(() => ingestPacket(bigPacket(packet, 0), { kind: "http", actor: "bench" }, new Date(started + packet * 1000)))).ms);
+    }
+    const boardStart = performance.now();
+    for (let thread = 0; thread < boardThreads; thread++) {
+      const open_risks = [
+        { severity: SEVERITIES[thread % 5]!, detail: `board risk T${thread}-a of thread ${thread % 7}` },
+        { severity: SEVERITIES[(thread + 2) % 5]!, detail: `board risk T${thread}-b` },
+        { severity: "high", detail: `shared risk S${thread % 20} across threads` },
+      ];
+      await ingestPacket({ thread: `bench/board-${thread}`, summary: "board", next_action: "continue", open_risks }, { kind: "http", actor: "bench" }, new Date(started + 10_000 + thread * 100));
+    }
+    const boardMs = performance.now() - boardStart;
+    // Snoozed until a date and resolved: the default view hides them, the read model keeps their clock.
+    const targets = Array.from({ length: 100 }, (_, n) => ({ thread_key: `bench/big-0`, fingerprint: riskFingerprint(`paged risk P0-R${n} of the big packet`) }));
+    const triage = await timed(() => triageRisks(person, { action: "snoozed", targets, snoozed_until: new Date(Date.now() + 86_400_000) }));
+    await triageRisks(person, { action: "resolved", targets: [{ thread_key: "bench/board-0", fingerprint: riskFingerprint("board risk T0-b") }] });
+
+    // Every group, less the 100 snoozed and the 1 resolved (the default view hides them).
+    const groups = bigPackets * perPacket + boardThreads * 2 + Math.min(20, boardThreads) - 101;
+    const cases = [
+      { name: "attention", query: "" },
+      { name: "last seen, A to Z", query: "&sort=last_seen&order=asc" },
+      { name: "detail, Z to A", query: "&sort=detail&order=desc" },
+    ];
+    const get = async (query: string) => {
+      const start = performance.now();
+      const response = await fetch(`${server.url}/api/v1/risks?limit=100${query}`, { headers: { authorization: `Bearer ${token}` } });
+      const text = await response.text();
+      const ms = performance.now() - start;
+      if (response.status !== 200) throw new Error(`GET /api/v1/risks?${query}: ${response.status} ${text.slice(0, 200)}`);
+      return { ms, bytes: Buffer.byteLength(text), list: riskListDto.parse(JSON.parse(text)) };
+    };
+
+    const rows: string[][] = [];
+    const ratios: string[] = [];
+    for (const { name, query } of cases) {
+      const variants = [
+        { how: "stored", query },
+        { how: "computed", query: `${query}&q=risk` },
+      ];
+      // The cursors of the first pages: the next page is asked with them. Both ways list the same groups.
+      const cursors = new Map<string, string>();
+      const listed = new Map<string, string>();
+      for (const variant of variants) {
+        const first = await get(variant.query);
+        const next = await get(`${variant.query}&cursor=${first.list.next_cursor}`);
+        listed.set(variant.how, JSON.stringify([...first.list.groups, ...next.list.groups].map((group) => group.fingerprint)));
+        if (first.list.total !== groups || !first.list.groups.length) {
+          console.log(`!!! ${name}, ${variant.how}: total ${first.list.total} and ${first.list.groups.length} groups, expected ${groups}`);
+          failed = true;
+        }
+        cursors.set(variant.how, first.list.next_cursor!);
+      }
+      if (listed.get("stored") !== listed.get("computed")) {
+        console.log(`!!! ${name}: the stored and computed first two pages differ`);
+        failed = true;
+      }
+      const samples = new Map<string, { ms: number[]; bytes: number }>();
+      for (let round = 0; round < requests + 3; round++) {
+        for (const variant of variants) {
+          for (const page of ["first", "next"] as const) {
+            const answer = await get(page === "first" ? variant.query : `${variant.query}&cursor=${cursors.get(variant.how)}`);
+            if (round < 3) continue;
+            const key = `${variant.how} ${page}`;
+            const sample = samples.get(key) ?? { ms: [], bytes: answer.bytes };
+            sample.ms.push(answer.ms);
+            samples.set(key, sample);
+          }
+        }
+      }
+      for (const [key, sample] of samples) {
+        const sorted = [...sample.ms].sort((a, b) => a - b);
+        rows.push([name, key, fixed(percentile(sorted, 50), 1), fixed(percentile(sorted, 95), 1), String(sample.bytes)]);
+      }
+      for (const page of ["first", "next"]) {
+        const p50 = (how: string) => percentile([...samples.get(`${how} ${page}`)!.ms].sort((a, b) => a - b), 50);
+        ratios.push(`${name}, ${page} page: computed / stored p50 = ${fixed(p50("computed") / p50("stored"), 1)}x`);
+      }
+    }
+
+    const replace = await timed(() => ingestPacket(bigPacket(0, 1), { kind: "http", actor: "bench" }, new Date()));
+    const threads = await (await sqlExecutor()).query<{ id: string }>(Prisma.sql`SELECT "id" FROM "Thread" WHERE "archived" = ${false}`);
+    const build = await timed(() => inTransaction((tx) => refreshThreadRisks(tx, threads.map((thread) => thread.id)), { timeoutMs: 600_000 }));
+
+    console.log(`\nGET /api/v1/risks, limit=100, ${groups} groups, ${requests} requests per row (interleaved, after 3 warm-ups)\n`);
+    console.log(formatTable(["order", "page", "p50 ms", "p95 ms", "bytes"], rows));
+    console.log(`\n${ratios.join("\n")}`);
+    console.log(`\nwriters: big packet ingest ${bigIngest.map((ms) => fixed(ms, 0)).join(", ")} ms; ${boardThreads} board packets ${fixed(boardMs, 0)} ms in all`);
+    console.log(`writers: a 5,000-risk packet replacing one (both versions' groups rewritten) ${fixed(replace.ms, 0)} ms; triage of 100 risks ${fixed(triage.ms, 0)} ms`);
+    console.log(`writers: the read model built in full (${threads.length} threads) ${fixed(build.ms, 0)} ms`);
+  } finally {
+    await server.close();
+    await closeDatabase();
+    await cleanUpDatabase(database);
+  }
+  if (failed) process.exitCode = 2;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
