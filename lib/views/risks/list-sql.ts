@@ -169,8 +169,15 @@ export async function countGroups(view: RiskFilters["state"], q: string | undefi
 export const keyValuesOf = (row: GroupRow, keys: SortKey[]): KeyValue[] =>
   keys.map((key) => (isDateKey(key) ? asDate(row[key.column as "lastSeen"]).toISOString() : isTextKey(key) ? String(row[key.column as "fingerprint"]) : Number(row[key.column as "rank"])));
 
-/** Per fingerprint of `fingerprints`: its thread risks the open view hides (the read model's hiddenPairs). */
+/**
+ * Per fingerprint of `fingerprints`: its thread risks the open view hides (the read model's
+ * hiddenPairs), and the last and next end of a dated snooze among them around `now`.
+ */
 export function hiddenPairsSql(now: Date, fingerprints: readonly string[]): Prisma.Sql {
   return Prisma.sql`WITH ${statedSql(undefined, now, fingerprints)}
-    SELECT "fingerprint", COUNT(CASE WHEN "state" IN (${HIDDEN_SQL}) THEN 1 END) AS "hidden" FROM "stated" GROUP BY "fingerprint"`;
+    SELECT s."fingerprint" AS "fingerprint", COUNT(CASE WHEN s."state" IN (${HIDDEN_SQL}) THEN 1 END) AS "hidden",
+      MAX(CASE WHEN rt."state" = 'snoozed' AND rt."snoozedUntil" <= ${now} THEN rt."snoozedUntil" END) AS "openFrom",
+      MIN(CASE WHEN rt."state" = 'snoozed' AND rt."snoozedUntil" > ${now} THEN rt."snoozedUntil" END) AS "openUntil"
+    FROM "stated" s LEFT JOIN "RiskTriage" rt ON rt."threadId" = s."threadId" AND rt."fingerprint" = s."fingerprint"
+    GROUP BY s."fingerprint"`;
 }

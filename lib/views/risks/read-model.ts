@@ -135,38 +135,24 @@ export async function refreshRiskGroups(tx: Tx, fingerprints: readonly string[],
   await buildIfMissing(tx);
   const sql = await sqlExecutor(tx);
   await inChunks([...new Set(fingerprints)], async (chunk) => {
-    const all = await sql.query<GroupRow>(groupsSql("all", undefined, now, ANY_ORDER, null, undefined, chunk));
-    const open = await sql.query<GroupRow>(groupsSql("open", undefined, now, ANY_ORDER, null, undefined, chunk));
-    const hidden = await sql.query<{ fingerprint: string; hidden: number | bigint }>(hiddenPairsSql(now, chunk));
-    // When a dated snooze last ended and next ends among the fingerprint's active thread risks.
-    const clock = await sql.query<{ fingerprint: string; openFrom: string | Date | null; openUntil: string | Date | null }>(Prisma.sql`
-      SELECT p."fingerprint" AS "fingerprint",
-        MAX(CASE WHEN rt."snoozedUntil" <= ${now} THEN rt."snoozedUntil" END) AS "openFrom",
-        MIN(CASE WHEN rt."snoozedUntil" > ${now} THEN rt."snoozedUntil" END) AS "openUntil"
-      FROM "RiskActivePair" p JOIN "RiskTriage" rt ON rt."threadId" = p."threadId" AND rt."fingerprint" = p."fingerprint"
-      WHERE rt."state" = 'snoozed' AND rt."snoozedUntil" IS NOT NULL AND p."fingerprint" IN (${Prisma.join(chunk)})
-      GROUP BY p."fingerprint"`);
-    const hiddenOf = new Map(hidden.map((row) => [row.fingerprint, Number(row.hidden)]));
-    const clockOf = new Map(clock.map((row) => [row.fingerprint, row]));
+    const groups = await sql.query<GroupRow & { view: RiskFilters["state"] }>(Prisma.sql`
+      SELECT 'all' AS "view", a.* FROM (${groupsSql("all", undefined, now, ANY_ORDER, null, undefined, chunk)}) a
+      UNION ALL SELECT 'open' AS "view", o.* FROM (${groupsSql("open", undefined, now, ANY_ORDER, null, undefined, chunk)}) o`);
+    const hidden = await sql.query<{ fingerprint: string; hidden: number | bigint; openFrom: string | Date | null; openUntil: string | Date | null }>(hiddenPairsSql(now, chunk));
+    const hiddenOf = new Map(hidden.map((row) => [row.fingerprint, row]));
     const dateOrNull = (value: string | Date | null | undefined) => (value === null || value === undefined ? null : asDate(value));
     await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey" WHERE "fingerprint" IN (${Prisma.join(chunk)})`);
-    await insertRows(sql, "RiskGroupKey", GROUP_COLUMNS, [
-      ...all.map((row) =>
-        storedRow("all", row, {
-          hiddenPairs: hiddenOf.get(row.fingerprint) ?? 0,
-          openFrom: dateOrNull(clockOf.get(row.fingerprint)?.openFrom),
-          openUntil: dateOrNull(clockOf.get(row.fingerprint)?.openUntil),
-        }),
-      ),
-      ...open.map((row) => storedRow("open", row, { hiddenPairs: 0, openFrom: null, openUntil: null })),
-    ]);
+    await insertRows(
+      sql,
+      "RiskGroupKey",
+      GROUP_COLUMNS,
+      groups.map((row) => {
+        const pairs = row.view === "all" ? hiddenOf.get(row.fingerprint) : undefined;
+        return storedRow(row.view, row, { hiddenPairs: Number(pairs?.hidden ?? 0), openFrom: dateOrNull(pairs?.openFrom), openUntil: dateOrNull(pairs?.openUntil) });
+      }),
+    );
     return [];
   });
-}
-
-async function fingerprintsOfThreads(sql: SqlExecutor, threadIds: string[]): Promise<string[]> {
-  const rows = await sql.query<{ fingerprint: string }>(Prisma.sql`SELECT "fingerprint" FROM "RiskActivePair" WHERE "threadId" IN (${Prisma.join(threadIds)})`);
-  return rows.map((row) => row.fingerprint);
 }
 
 /**
@@ -178,13 +164,13 @@ export async function refreshThreadRisks(tx: Tx, threadIds: readonly string[], n
   await buildIfMissing(tx);
   const sql = await sqlExecutor(tx);
   const fingerprints = await inChunks([...new Set(threadIds)], async (chunk) => {
-    const before = await fingerprintsOfThreads(sql, chunk);
-    await sql.execute(Prisma.sql`DELETE FROM "RiskActivePair" WHERE "threadId" IN (${Prisma.join(chunk)})`);
-    await sql.execute(Prisma.sql`
+    const before = await sql.query<{ fingerprint: string }>(Prisma.sql`DELETE FROM "RiskActivePair" WHERE "threadId" IN (${Prisma.join(chunk)}) RETURNING "fingerprint"`);
+    const after = await sql.query<{ fingerprint: string }>(Prisma.sql`
       INSERT INTO "RiskActivePair" ("threadId", "fingerprint")
       SELECT DISTINCT t."id", r."fingerprint" FROM "Thread" t JOIN "Risk" r ON r."versionId" = t."activeVersionId"
-      WHERE t."archived" = ${false} AND t."id" IN (${Prisma.join(chunk)})`);
-    return [...before, ...(await fingerprintsOfThreads(sql, chunk))];
+      WHERE t."archived" = ${false} AND t."id" IN (${Prisma.join(chunk)})
+      RETURNING "fingerprint"`);
+    return [...before, ...after].map((row) => row.fingerprint);
   });
   await refreshRiskGroups(tx, fingerprints, now);
 }
