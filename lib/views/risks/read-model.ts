@@ -141,7 +141,8 @@ export async function refreshRiskGroups(tx: Tx, fingerprints: readonly string[],
     const hidden = await sql.query<{ fingerprint: string; hidden: number | bigint; openFrom: string | Date | null; openUntil: string | Date | null }>(hiddenPairsSql(now, chunk));
     const hiddenOf = new Map(hidden.map((row) => [row.fingerprint, row]));
     const dateOrNull = (value: string | Date | null | undefined) => (value === null || value === undefined ? null : asDate(value));
-    await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey" WHERE "fingerprint" IN (${Prisma.join(chunk)})`);
+    // Both views named: the primary key (view, fingerprint) finds the rows.
+    await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey" WHERE "view" IN (${"all"}, ${"open"}) AND "fingerprint" IN (${Prisma.join(chunk)})`);
     await insertRows(
       sql,
       "RiskGroupKey",
@@ -225,3 +226,4 @@ export async function riskGroupsAt(now: Date): Promise<void> {
   if (!stale.length) return;
   await inTransaction((tx) => refreshRiskGroups(tx, stale.map((row) => row.fingerprint), now));
 }
+
