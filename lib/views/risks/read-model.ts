@@ -132,7 +132,10 @@ const ANY_ORDER: SortKey[] = sortKeys("attention", "desc");
  * statements per 500 fingerprints.
  */
 export async function refreshRiskGroups(tx: Tx, fingerprints: readonly string[], now: Date): Promise<void> {
-  await buildIfMissing(tx);
+  if (await builtIn(tx, false)) await rewriteGroups(tx, fingerprints, now);
+}
+
+async function rewriteGroups(tx: Tx, fingerprints: readonly string[], now: Date): Promise<void> {
   const sql = await sqlExecutor(tx);
   await inChunks([...new Set(fingerprints)], async (chunk) => {
     const groups = await sql.query<GroupRow & { view: RiskFilters["state"] }>(Prisma.sql`
@@ -162,7 +165,10 @@ export async function refreshRiskGroups(tx: Tx, fingerprints: readonly string[],
  * carry now are refreshed. Inside the transaction that changed them.
  */
 export async function refreshThreadRisks(tx: Tx, threadIds: readonly string[], now = new Date()): Promise<void> {
-  await buildIfMissing(tx);
+  if (await builtIn(tx, false)) await rewriteThreads(tx, threadIds, now);
+}
+
+async function rewriteThreads(tx: Tx, threadIds: readonly string[], now: Date): Promise<void> {
   const sql = await sqlExecutor(tx);
   const fingerprints = await inChunks([...new Set(threadIds)], async (chunk) => {
     const before = await sql.query<{ fingerprint: string }>(Prisma.sql`DELETE FROM "RiskActivePair" WHERE "threadId" IN (${Prisma.join(chunk)}) RETURNING "fingerprint"`);
@@ -173,7 +179,7 @@ export async function refreshThreadRisks(tx: Tx, threadIds: readonly string[], n
       RETURNING "fingerprint"`);
     return [...before, ...after].map((row) => row.fingerprint);
   });
-  await refreshRiskGroups(tx, fingerprints, now);
+  await rewriteGroups(tx, fingerprints, now);
 }
 
 /** Databases whose read model is known to be built (one look per database and process). */
@@ -183,23 +189,38 @@ const buildDone = async (sql: SqlExecutor) =>
   (await sql.query<{ name: string }>(Prisma.sql`SELECT "name" FROM "ReadModelBuild" WHERE "name" = ${BUILD_NAME}`)).length > 0;
 
 /**
- * Builds the read model in full, inside the writer's transaction `tx`, when this database never had
- * it (one that predates it, or a new one: then at its first write, with nothing to read).
+ * A writer's transaction builds the read model in full only while that is quick: a new database,
+ * or one with few active risks. A larger one that predates the model is built by its first read,
+ * in a transaction of its own without the writers' time limit; until then writers leave it be.
  */
-async function buildIfMissing(tx: Tx): Promise<void> {
+const BUILD_IN_A_WRITE_MAX_RISKS = 10_000;
+
+/**
+ * Whether the read model is built (and so must be kept) in `tx`: builds it when this database
+ * never had it, if `always` or its active risks are few; false when it is left for a read.
+ */
+async function builtIn(tx: Tx, always: boolean): Promise<boolean> {
   const db = await database();
-  if (built.has(db)) return;
+  if (built.has(db)) return true;
   const sql = await sqlExecutor(tx);
   if (await buildDone(sql)) {
     built.add(db);
-    return;
+    return true;
+  }
+  if (!always) {
+    const [few] = await sql.query<{ risks: number | bigint }>(Prisma.sql`
+      SELECT COUNT(*) AS "risks" FROM (
+        SELECT 1 FROM "Thread" t JOIN "Risk" r ON r."versionId" = t."activeVersionId" WHERE t."archived" = ${false} LIMIT ${BUILD_IN_A_WRITE_MAX_RISKS + 1}
+      ) a`);
+    if (Number(few?.risks ?? 0) > BUILD_IN_A_WRITE_MAX_RISKS) return false;
   }
   await sql.execute(Prisma.sql`DELETE FROM "RiskActivePair"`);
   await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey"`);
-  // Marked first: the refresh below asks again, and the transaction keeps it only with the rows.
-  await sql.execute(Prisma.sql`INSERT INTO "ReadModelBuild" ("name", "builtAt") VALUES (${BUILD_NAME}, ${new Date()})`);
   const threads = await sql.query<{ id: string }>(Prisma.sql`SELECT "id" FROM "Thread" WHERE "archived" = ${false} AND "activeVersionId" IS NOT NULL`);
-  await refreshThreadRisks(tx, threads.map((thread) => thread.id));
+  await rewriteThreads(tx, threads.map((thread) => thread.id), new Date());
+  // Known as built in this process only once a later transaction reads the committed mark.
+  await sql.execute(Prisma.sql`INSERT INTO "ReadModelBuild" ("name", "builtAt") VALUES (${BUILD_NAME}, ${new Date()})`);
+  return true;
 }
 
 /** A read's look that the model is built, building it in a transaction of its own when not. */
@@ -210,7 +231,7 @@ async function ensureBuilt(): Promise<void> {
     built.add(db);
     return;
   }
-  await inTransaction((tx) => buildIfMissing(tx), { timeoutMs: 600_000 });
+  await inTransaction((tx) => builtIn(tx, true), { timeoutMs: 600_000 });
 }
 
 /**
