@@ -35,6 +35,7 @@ const appSpecs = readdirSync("e2e").filter((file) => file.endsWith(".spec.ts")).
  * time goes mostly to starting, killing and waiting for servers), `rest` the others.
  */
 const PART = process.env.BATON_E2E_PART;
+const SERVERS_OF_THEIR_OWN = PART === "servers" && !ON_POSTGRESQL;
 const ignored = ON_POSTGRESQL
   ? [...OWN_PROJECTS, ...SQLITE_SERVERS, ...(BOTH_PASSES ? appSpecs.filter((spec) => !ON_POSTGRESQL_WHEN_BOTH.includes(spec)) : [])]
   : PART === "servers"
@@ -60,24 +61,29 @@ export default defineConfig({
     trace: "off",
   },
   // A fresh install first: the first-run spec creates the admin (whose session every later
-  // spec's browser starts with), then the empty board, before anything is posted.
-  projects: [
-    { name: "first-run", testMatch: /first-run\.spec\.ts/ },
-    { name: "empty-database", testMatch: /empty-board\.spec\.ts/, dependencies: ["first-run"], use: { storageState: ADMIN_STATE } },
-    {
-      name: "app",
-      testIgnore: APP_IGNORE,
-      dependencies: ["empty-database"],
-      use: { storageState: ADMIN_STATE },
-    },
-  ],
-  webServer: {
-    command: "tsx --conditions=react-server e2e/support/serve.ts",
-    url: `${E2E_BASE_URL}/api/v1/health`,
-    reuseExistingServer: false,
-    timeout: 120_000,
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { BATON_E2E_PORT: String(E2E_PORT) },
-  },
+  // spec's browser starts with), then the empty board, before anything is posted. The
+  // specs with servers of their own need neither, nor the suite's server.
+  projects: SERVERS_OF_THEIR_OWN
+    ? [{ name: "app", testIgnore: APP_IGNORE }]
+    : [
+        { name: "first-run", testMatch: /first-run\.spec\.ts/ },
+        { name: "empty-database", testMatch: /empty-board\.spec\.ts/, dependencies: ["first-run"], use: { storageState: ADMIN_STATE } },
+        {
+          name: "app",
+          testIgnore: APP_IGNORE,
+          dependencies: ["empty-database"],
+          use: { storageState: ADMIN_STATE },
+        },
+      ],
+  webServer: SERVERS_OF_THEIR_OWN
+    ? undefined
+    : {
+        command: "tsx --conditions=react-server e2e/support/serve.ts",
+        url: `${E2E_BASE_URL}/api/v1/health`,
+        reuseExistingServer: false,
+        timeout: 120_000,
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { BATON_E2E_PORT: String(E2E_PORT) },
+      },
 });

@@ -45,7 +45,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
         </a>
         <header className="flex flex-wrap items-center justify-between gap-2 border-b border-line px-4 py-2">
           <nav aria-label="Main" className="flex max-w-full items-center gap-4 overflow-x-auto whitespace-nowrap md:flex-wrap">
-            <Link href="/" className="text-lg font-bold">
+            <Link href="/" prefetch={false} className="text-lg font-bold">
               Baton
             </Link>
             {person ? <MainNav entries={NAV.filter((entry) => !entry.admin || can?.administer).map(({ href, label }) => ({ href, label }))} /> : null}

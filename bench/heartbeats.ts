@@ -25,7 +25,7 @@ import { recordSessionEvent } from "../lib/board/watchdog/session-events";
 import { loadBoard } from "../lib/board/board";
 import { processSlot } from "../lib/core/singleton";
 import { threadFiltersSchema } from "../lib/views/threads/filters";
-import { countStatements } from "../testing/count-statements";
+import { statementsOf } from "../testing/count-statements";
 
 const SEED_CHUNK = 256;
 
@@ -78,13 +78,7 @@ async function statements(sqlite: boolean, work: () => Promise<unknown>): Promis
     await work();
     return NaN;
   }
-  const counter = countStatements();
-  try {
-    await work();
-    return counter.count();
-  } finally {
-    counter.stop();
-  }
+  return statementsOf(work);
 }
 
 async function main() {

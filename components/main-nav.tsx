@@ -18,6 +18,8 @@ export function MainNav({ entries }: { entries: readonly NavEntry[] }) {
       <Link
         key={entry.href}
         href={entry.href}
+        // Every page here is rendered per request: a prefetch is a render nobody may look at (decision 047).
+        prefetch={false}
         aria-current={here ? "page" : undefined}
         className={`inline-flex min-h-6 items-center rounded-sm border-b-2 text-sm hover:underline ${here ? "border-focus font-semibold text-fg" : "border-transparent text-muted"}`}
       >

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import type { APIRequestContext, Page } from "@playwright/test";
 import { expect, test } from "./support/fixtures";
 import { E2E_DATABASE_URL } from "./support/paths";
-import { getJson, packetFor, storePacket, threadPath, uniqueId, type ThreadDetailDto } from "./support/api";
+import { getJson, packetFor, storePacket, storePackets, threadPath, uniqueId, type IngestResult, type ThreadDetailDto } from "./support/api";
 import {
   card,
   cardsIn,
@@ -97,11 +97,10 @@ test.describe("the demo fleet", () => {
       await expect(cardsIn(page, expected)).toHaveCount(1);
       await expect(cardsIn(page, expected)).toHaveAttribute("data-thread-key", which.key);
       expect(await columnCount(page, expected)).toBe(1);
+      // What the card says about it, on the page already loaded for it.
+      if (which === withQuestions) await expect(card(page, which.key).getByRole("list", { name: "Needs you because" })).toContainText(/\d+ questions? for you/);
+      if (which === withoutNextAction) await expect(card(page, which.key).getByText("No next action recorded", { exact: true })).toBeVisible();
     }
-    await page.goto(`/?agent=${encodeURIComponent(withQuestions.agent!)}`);
-    await expect(card(page, withQuestions.key).getByRole("list", { name: "Needs you because" })).toContainText(/\d+ questions? for you/);
-    await page.goto(`/?agent=${encodeURIComponent(withoutNextAction.agent!)}`);
-    await expect(card(page, withoutNextAction.key).getByText("No next action recorded", { exact: true })).toBeVisible();
 
     // Per project (few enough cards that a tall window renders them all): the browser shows exactly the API's columns, in order.
     await page.setViewportSize({ width: 1800, height: 2600 });
@@ -142,22 +141,12 @@ test.describe("filters live in the URL", () => {
     const run = uniqueId("filters");
     const agentA = `${run}-agent-a`;
     const agentB = `${run}-agent-b`;
-    const critical = await storePacket(
-      request,
-      agentToken,
+    const [critical, low, asking, otherAsking] = (await storePackets(request, agentToken, [
       packetFor(`${run}/critical`, { agent: agentA, open_risks: [{ severity: "critical", detail: "drops the prod table" }], next_action: `fix ${run} critical` }),
-    );
-    const low = await storePacket(request, agentToken, packetFor(`${run}/low`, { agent: agentA, next_action: `tidy ${run} low` }));
-    const asking = await storePacket(
-      request,
-      agentToken,
+      packetFor(`${run}/low`, { agent: agentA, next_action: `tidy ${run} low` }),
       packetFor(`${run}/asking`, { agent: agentB, questions_for_human: [{ id: "q1", question: "Which region?" }], next_action: `ask about ${run}` }),
-    );
-    const otherAsking = await storePacket(
-      request,
-      agentToken,
       packetFor(uniqueId("unrelated"), { agent: uniqueId("other-agent"), questions_for_human: [{ id: "q1", question: "Which region?" }] }),
-    );
+    ])) as [IngestResult, IngestResult, IngestResult, IngestResult];
 
     await page.goto(`/?agent=${encodeURIComponent(agentA)}`);
     await expect(page.getByTestId("board-card")).toHaveCount(2);
@@ -187,12 +176,10 @@ test.describe("filters live in the URL", () => {
 
   test("typing in Search updates ?q= after the debounce; the Severity select updates ?severity=", async ({ page, request, agentToken }) => {
     const run = uniqueId("typed");
-    const high = await storePacket(
-      request,
-      agentToken,
+    const [high, quiet] = (await storePackets(request, agentToken, [
       packetFor(`${run}/high`, { open_risks: [{ severity: "high", detail: "retries twice" }], next_action: `retry ${run}` }),
-    );
-    const quiet = await storePacket(request, agentToken, packetFor(`${run}/quiet`, { open_risks: [], next_action: `ship ${run}` }));
+      packetFor(`${run}/quiet`, { open_risks: [], next_action: `ship ${run}` }),
+    ])) as [IngestResult, IngestResult];
 
     await page.goto("/");
     await waitForLive(page);
@@ -232,14 +219,13 @@ test.describe("keyboard", () => {
   /** Two cards in Needs you (critical above high) and two in Ready, alone on the board under `?q=<run>`. */
   async function fourCards(request: APIRequestContext, token: string) {
     const run = uniqueId("keys");
-    for (const [name, risks] of [
+    const cards = [
       ["needs-critical", [{ severity: "critical", detail: "a" }]],
       ["needs-high", [{ severity: "high", detail: "b" }]],
       ["ready-medium", [{ severity: "medium", detail: "c" }]],
       ["ready-low", [{ severity: "low", detail: "d" }]],
-    ] as const) {
-      await storePacket(request, token, packetFor(`${run}/${name}`, { open_risks: risks, next_action: `step of ${run} ${name}` }));
-    }
+    ] as const;
+    await storePackets(request, token, cards.map(([name, risks]) => packetFor(`${run}/${name}`, { open_risks: risks, next_action: `step of ${run} ${name}` })));
     const board = await getBoard(request, token, { q: run });
     const needs = board.columns.find((c) => c.id === "needs_you")!.cards.map((c) => c.key);
     const ready = board.columns.find((c) => c.id === "ready")!.cards.map((c) => c.key);
@@ -247,13 +233,14 @@ test.describe("keyboard", () => {
     expect(ready).toEqual([`${run}/ready-medium`, `${run}/ready-low`]);
     return { run, needs, ready };
   }
+  // One seed for the three tests: they move the focus and open a thread, which changes no thread.
+  let seeded: Awaited<ReturnType<typeof fourCards>>;
+  test.beforeAll(async ({ request, agentToken }) => {
+    seeded = await fourCards(request, agentToken);
+  });
 
-  test("on a freshly loaded board, / focuses the search box, Escape leaves it, and the first j focuses the first card", async ({
-    page,
-    request,
-    agentToken,
-  }) => {
-    const { run, needs } = await fourCards(request, agentToken);
+  test("on a freshly loaded board, / focuses the search box, Escape leaves it, and the first j focuses the first card", async ({ page }) => {
+    const { run, needs } = seeded;
     await page.goto(`/?q=${encodeURIComponent(run)}`);
     await waitForLive(page);
     await expect(page.getByTestId("board-card")).toHaveCount(4);
@@ -270,12 +257,8 @@ test.describe("keyboard", () => {
     await expect.poll(() => focusedKey(page)).toBe(needs[0]);
   });
 
-  test("from a card, arrow keys and j/k/h/l move across cards and columns, and Enter opens the thread", async ({
-    page,
-    request,
-    agentToken,
-  }) => {
-    const { run, needs, ready } = await fourCards(request, agentToken);
+  test("from a card, arrow keys and j/k/h/l move across cards and columns, and Enter opens the thread", async ({ page }) => {
+    const { run, needs, ready } = seeded;
     await page.goto(`/?q=${encodeURIComponent(run)}`);
     await waitForLive(page);
     await expect(page.getByTestId("board-card")).toHaveCount(4);
@@ -321,12 +304,8 @@ test.describe("keyboard", () => {
     await expect(page.getByText(`step of ${run} ready-low`, { exact: true }).first()).toBeVisible();
   });
 
-  test("from a card, / focuses the search box, keys typed there are text, and Escape leaves it with the filter kept", async ({
-    page,
-    request,
-    agentToken,
-  }) => {
-    const { run, needs } = await fourCards(request, agentToken);
+  test("from a card, / focuses the search box, keys typed there are text, and Escape leaves it with the filter kept", async ({ page }) => {
+    const { run, needs } = seeded;
     await page.goto(`/?q=${encodeURIComponent(run)}`);
     await waitForLive(page);
     await card(page, needs[0]!).getByRole("link").focus();
@@ -355,9 +334,11 @@ test.describe("Needs you at a glance", () => {
   test("is grouped by reason, the most urgent group first, each group with its count", async ({ page, request, agentToken }) => {
     const run = uniqueId("groups");
     // Ordered by severity alone these would read risk, dirty, question: the question would sink.
-    await storePacket(request, agentToken, packetFor(`${run}/dirty`, { clean_state: [{ check: "working_tree", detail: "a.ts modified" }] }));
-    await storePacket(request, agentToken, packetFor(`${run}/risk`, { open_risks: [{ severity: "critical", detail: "drops a table" }] }));
-    await storePacket(request, agentToken, packetFor(`${run}/question`, { open_risks: [], questions_for_human: [{ question: "Which region?", blocking: true }] }));
+    await storePackets(request, agentToken, [
+      packetFor(`${run}/dirty`, { clean_state: [{ check: "working_tree", detail: "a.ts modified" }] }),
+      packetFor(`${run}/risk`, { open_risks: [{ severity: "critical", detail: "drops a table" }] }),
+      packetFor(`${run}/question`, { open_risks: [], questions_for_human: [{ question: "Which region?", blocking: true }] }),
+    ]);
     await page.goto(`/?q=${encodeURIComponent(run)}`);
     await expect(cardsIn(page, "Needs you")).toHaveCount(3);
     const headings = column(page, "Needs you").getByRole("heading", { level: 3 });
@@ -368,9 +349,11 @@ test.describe("Needs you at a glance", () => {
 
   test("Back from a thread puts Needs you where it was scrolled to, with the filters", async ({ page, request, agentToken }) => {
     const run = uniqueId("back");
-    for (let index = 0; index < 24; index++) {
-      await storePacket(request, agentToken, packetFor(`${run}/${String(index).padStart(2, "0")}`, { open_risks: [{ severity: "high", detail: "a" }] }));
-    }
+    await storePackets(
+      request,
+      agentToken,
+      Array.from({ length: 24 }, (_, index) => packetFor(`${run}/${String(index).padStart(2, "0")}`, { open_risks: [{ severity: "high", detail: "a" }] })),
+    );
     await page.setViewportSize({ width: 1280, height: 600 });
     await page.goto(`/?q=${encodeURIComponent(run)}`);
     const list = column(page, "Needs you").getByRole("list", { name: "Needs you cards" });
@@ -404,8 +387,10 @@ test.describe("Needs you at a glance", () => {
   }) => {
     const run = uniqueId("bulk");
     const keys = ["a", "b", "c"].map((name) => `${run}/${name}`);
-    for (const key of keys) await storePacket(request, agentToken, packetFor(key, { agent: `${run}-${key.at(-1)}`, open_risks: [] }));
-    await storePacket(request, agentToken, packetFor(`${run}/needs`, { open_risks: [{ severity: "critical", detail: "x" }] }));
+    await storePackets(request, agentToken, [
+      ...keys.map((key) => packetFor(key, { agent: `${run}-${key.at(-1)}`, open_risks: [] })),
+      packetFor(`${run}/needs`, { open_risks: [{ severity: "critical", detail: "x" }] }),
+    ]);
     await page.goto(`/?q=${encodeURIComponent(run)}`);
     await page.getByRole("button", { name: "list" }).click();
     await expect(page).toHaveURL(/[?&]view=list(&|$)/);

@@ -33,10 +33,12 @@ const envSeconds = (name: string, fallback: number) => {
   if (!(value > 0)) throw new Error(`${name} must be a positive number of seconds`);
   return value;
 };
-// npm test runs the short form; npm run test:soak the full one (testing/soak.ts).
-const OVERLOAD_SECONDS = envSeconds("BATON_OVERLOAD_SECONDS", soakSize(10, 60));
-const MEASURE_SECONDS = envSeconds("BATON_OVERLOAD_MEASURE_SECONDS", soakSize(5, 10));
-const WARMUP_SECONDS = 5;
+// npm test runs the short form; npm run test:soak the full one (testing/soak.ts). The short
+// form is the least load that still overloads: the server's queue outgrows the closed loop's
+// within the window on any machine, and sampling covers the drain after it (decision 078).
+const OVERLOAD_SECONDS = envSeconds("BATON_OVERLOAD_SECONDS", soakSize(6, 60));
+const MEASURE_SECONDS = envSeconds("BATON_OVERLOAD_MEASURE_SECONDS", soakSize(3, 10));
+const WARMUP_SECONDS = soakSize(2, 5);
 // Enough clients to keep the server busy (20, as bench:ingest uses, left it idle between answers here).
 const CONCURRENCY = 64;
 const SOCKETS = 256;

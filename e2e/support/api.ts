@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { expect, type APIRequestContext, type APIResponse } from "@playwright/test";
+import { BATCH_MAX_PACKETS } from "../../lib/contract/schema";
 import type { IngestResult } from "../../lib/ingest/ingest";
 import type { PacketDto, ThreadDetailDto } from "../../lib/views/threads/dto";
 
@@ -39,6 +40,28 @@ export async function storePacket(request: APIRequestContext, token: string, bod
   const result = (await response.json()) as IngestResult;
   expect(result.duplicate).toBe(false);
   return result;
+}
+
+/**
+ * Posts packets as batches `{"packets": [...]}` (one request per BATCH_MAX_PACKETS: one commit each instead of
+ * one per packet), each of which must be stored as a new version; returns the answers in order.
+ * For seeding a spec whose subject is not ingest itself.
+ */
+export async function storePackets(request: APIRequestContext, token: string, bodies: unknown[]): Promise<IngestResult[]> {
+  const results: IngestResult[] = [];
+  for (let start = 0; start < bodies.length; start += BATCH_MAX_PACKETS) {
+    const response = await postPacket(request, token, { packets: bodies.slice(start, start + BATCH_MAX_PACKETS) });
+    const text = await response.text();
+    expect(response.status(), text).toBe(207);
+    const items = (JSON.parse(text) as { results: (IngestResult & { index: number; status: number })[] }).results;
+    for (const item of items) {
+      expect(item.status, JSON.stringify(item)).toBe(201);
+      expect(item.duplicate).toBe(false);
+      results.push({ packet_id: item.packet_id, thread_key: item.thread_key, flags: item.flags, duplicate: item.duplicate, active: item.active });
+    }
+  }
+  expect(results).toHaveLength(bodies.length);
+  return results;
 }
 
 export interface ErrorBody {

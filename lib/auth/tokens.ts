@@ -154,11 +154,10 @@ export async function authenticateBearer(header: string | null, scope: TokenScop
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
   const token = match?.[1] ?? "";
   const parts = TOKEN_PATTERN.exec(token);
-  const unauthenticated = new BatonError(
-    "unauthenticated",
-    "Send a valid API token as `Authorization: Bearer <token>` (create one with `baton token create`).",
-  );
-  if (!parts) throw unauthenticated;
+  // Made only when refused: an error captures its stack, and every API request passes here.
+  const unauthenticated = () =>
+    new BatonError("unauthenticated", "Send a valid API token as `Authorization: Bearer <token>` (create one with `baton token create`).");
+  if (!parts) throw unauthenticated();
   // Every API request passes here: a direct statement, not an ORM query.
   const sql = await sqlExecutor();
   const rows = await sql.query<{ id: string; name: string; secretHash: string; scopes: string; project: string | null; revokedAt: unknown }>(
@@ -167,7 +166,7 @@ export async function authenticateBearer(header: string | null, scope: TokenScop
   const row = rows[0];
   const expected = Buffer.from(row?.secretHash ?? "0".repeat(64), "hex");
   const actual = Buffer.from(hashSecret(token), "hex");
-  if (!row || !timingSafeEqual(expected, actual) || row.revokedAt !== null) throw unauthenticated;
+  if (!row || !timingSafeEqual(expected, actual) || row.revokedAt !== null) throw unauthenticated();
   const scopes = row.scopes.split(",").filter((s): s is TokenScope => tokenScopeSchema.safeParse(s).success);
   if (!scopes.includes(scope)) {
     throw new BatonError("forbidden", `This token lacks the scope "${scope}"; create one that has it.`, {

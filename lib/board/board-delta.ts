@@ -35,7 +35,8 @@ export async function computeBoardDelta(events: readonly LedgerEventDto[], filte
   // A packet can start or end a duplicate topic on the threads of its project and branch: their cards are placed too.
   const peers = await readActiveThreadsAround(keys);
   const around = [...new Set([...keys, ...peers.map((thread) => thread.key)])];
-  const board = await loadBoard(filters, { keys: around });
+  // Their keys are closed over their peers: the threads read around them are the same rows.
+  const board = await loadBoard(filters, { keys: around, around: peers });
   const upserts = board.columns.flatMap((column) => column.cards);
   const placed = new Set(upserts.map((card) => card.key));
   return boardDeltaDto.parse({

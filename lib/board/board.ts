@@ -4,22 +4,21 @@ import { database } from "../db/client";
 import { inChunks } from "../db/sql";
 import type { Flag, FlagCode } from "../contract/lint";
 import type { ThreadCardDto } from "../views/threads/dto";
-import { boardDto, type BoardCardDto, type BoardDto } from "./dto";
+import type { BoardCardDto, BoardDto } from "./dto";
 import type { ThreadFilters } from "../views/threads/filters";
-import { cardSelect, filterWhere, toCards } from "../views/threads/queries";
+import { filterWhere } from "../views/threads/queries";
 import { COLUMNS, COLUMN_TITLES, decideColumn, isStale, type Column } from "./columns";
 import { fitVerdictCacheToBoard } from "../views/verdict/cache";
 import type { VerdictSummaryDto } from "../views/verdict/dto";
-import { readVersionVerdicts } from "../views/verdict/version";
+import { readVerdictsAt } from "../views/verdict/version";
 import { cardFlags, type CardFlagsDto } from "./flags";
 import { riskAttentionByVersion, type RiskAttention } from "../views/risks/active-risks";
-import { loadWatchdogFlags } from "./watchdog/findings";
-import { loadThreadWork } from "../integrations/thread-work";
+import { loadWatchdogFlags, type ActiveThreadRow } from "./watchdog/findings";
 import { workFlags } from "../integrations/work-flags";
 import type { ThreadWorkDto } from "../integrations/dto";
-import { loadVersionUsage } from "../views/usage/version-usage";
 import type { CardUsageDto } from "../views/usage/dto";
-import { columnOrder } from "./needs-groups";
+import { sortColumn } from "./needs-groups";
+import { readBoardCardRows, type BoardCardRow } from "./card-rows";
 
 export { boardCardDto, boardDto, type BoardCardDto, type BoardDto } from "./dto";
 
@@ -73,6 +72,7 @@ function placeCard(
   inputs: FlagInputs & { risks: RiskAttention; usage: CardUsageDto | null },
   now: number,
   staleHours: number,
+  computedAt: string,
 ): BoardCardDto {
   const { verdict, risks } = inputs;
   const timing = timingOf(card, now, staleHours);
@@ -86,7 +86,7 @@ function placeCard(
   });
   return {
     ...card,
-    active_packet: { ...card.active_packet, flags, flags_computed_at: new Date(now).toISOString() },
+    active_packet: { ...card.active_packet, flags, flags_computed_at: computedAt },
     column: decision.column,
     column_reason: decision.reason,
     // The card shows the state and a few reasons; the thread page shows them all.
@@ -99,15 +99,19 @@ function placeCard(
 
 /**
  * The cards of `rows` with what their flags are computed from: the watchdog's findings
- * (lib/board/watchdog/findings.ts), the code host's reports (lib/integrations) and the
+ * (lib/board/watchdog/findings.ts, about `keys` only when given: read around them, or taken
+ * from `around` when the caller read them), the code host's reports (lib/integrations) and the
  * verdict of each active version.
  */
-async function readFlagInputs(rows: Parameters<typeof toCards>[0], keys?: string[]): Promise<{ card: ThreadCardDto; inputs: FlagInputs }[]> {
-  const [cards, watchdog, work] = await Promise.all([toCards(rows), loadWatchdogFlags(keys), loadThreadWork(rows.map((row) => row.key))]);
-  const verdicts = await readVersionVerdicts(cards.map((card) => card.active_packet.id));
-  return cards.map((card) => ({
-    card,
-    inputs: { verdict: verdicts.get(card.active_packet.id)!.summary, watchdog: watchdog.get(card.key) ?? [], work: work.get(card.key) ?? null },
+async function readFlagInputs(
+  rows: readonly BoardCardRow[],
+  keys?: readonly string[],
+  around?: readonly ActiveThreadRow[],
+): Promise<{ row: BoardCardRow; inputs: FlagInputs }[]> {
+  const [watchdog, verdicts] = await Promise.all([loadWatchdogFlags(keys, around), readVerdictsAt(rows.map((row) => row.place))]);
+  return rows.map((row) => ({
+    row,
+    inputs: { verdict: verdicts.get(row.card.active_packet.id)!.summary, watchdog: watchdog.get(row.card.key) ?? [], work: row.work },
   }));
 }
 
@@ -115,20 +119,23 @@ async function readFlagInputs(rows: Parameters<typeof toCards>[0], keys?: string
  * Every card placed: its flags (lib/board/flags.ts) and column, from its flag inputs and the
  * triage of its risks; with what the packet's usage says.
  */
-async function placeCards(rows: Parameters<typeof toCards>[0], now: number, staleHours: number, keys?: string[]): Promise<BoardCardDto[]> {
-  const versionIds = rows.flatMap((row) => (row.activeVersion ? [row.activeVersion.id] : []));
-  const [withInputs, riskAttention, usage] = await Promise.all([
-    readFlagInputs(rows, keys),
-    riskAttentionByVersion(versionIds, new Date(now)),
-    loadVersionUsage(versionIds),
-  ]);
-  return withInputs.map(({ card, inputs }) =>
-    placeCard(
-      card,
-      { ...inputs, risks: riskAttention.get(card.active_packet.id) ?? NO_RISK_ATTENTION, usage: usage.get(card.active_packet.id) ?? null },
-      now,
-      staleHours,
+async function placeCards(
+  rows: readonly BoardCardRow[],
+  now: number,
+  staleHours: number,
+  keys?: readonly string[],
+  around?: readonly ActiveThreadRow[],
+): Promise<BoardCardDto[]> {
+  const [withInputs, riskAttention] = await Promise.all([
+    readFlagInputs(rows, keys, around),
+    riskAttentionByVersion(
+      rows.map((row) => row.card.active_packet.id),
+      new Date(now),
     ),
+  ]);
+  const computedAt = new Date(now).toISOString();
+  return withInputs.map(({ row, inputs }) =>
+    placeCard(row.card, { ...inputs, risks: riskAttention.get(row.card.active_packet.id) ?? NO_RISK_ATTENTION, usage: row.usage }, now, staleHours, computedAt),
   );
 }
 
@@ -141,54 +148,81 @@ export async function loadCardFlags(keys: readonly string[], options: { now?: nu
   const now = options.now ?? Date.now();
   const unique = [...new Set(keys)];
   if (!unique.length) return new Map();
-  const db = await database();
-  const rows = await inChunks(unique, (chunk) =>
-    db.thread.findMany({ where: { key: { in: chunk }, activeVersionId: { not: null } }, select: cardSelect }),
-  );
+  const rows = await readBoardCardRows({ keys: unique, archived: true });
   const staleHours = config().BATON_STALE_HOURS;
   const computedAt = new Date(now).toISOString();
   return new Map(
-    (await readFlagInputs(rows, unique)).map(({ card, inputs }) => [
+    (await readFlagInputs(rows, unique)).map(({ row: { card }, inputs }) => [
       card.key,
       { flags: flagsOf(card, inputs, timingOf(card, now, staleHours), staleHours), computed_at: computedAt },
     ]),
   );
 }
 
+/** A card row as the watchdog compares threads (lib/board/watchdog/findings.ts). */
+const activeThreadOf = (row: BoardCardRow): ActiveThreadRow => ({
+  id: row.threadId,
+  key: row.card.key,
+  project: row.card.project,
+  branch: row.card.branch,
+  topic: row.card.topic,
+  taskId: row.card.active_packet.task_id,
+  activeVersionId: row.card.active_packet.id,
+});
+
+/** The card rows of active threads matching `filters` (their stored parts), all or among `keys`. */
+async function readMatchingRows(filters: ThreadFilters, keys: readonly string[] | undefined): Promise<BoardCardRow[]> {
+  const narrowed = Object.values(filters).some((value) => (Array.isArray(value) ? value.length > 0 : value !== undefined && value !== ""));
+  if (!narrowed) return readBoardCardRows({ keys });
+  // The filters are Prisma's (lib/views/threads/queries.ts filterWhere, one place); the cards are read by key.
+  const db = await database();
+  const where = filterWhere(filters);
+  const matching = keys
+    ? await inChunks(keys, (chunk) => db.thread.findMany({ where: { ...where, key: { in: chunk } }, select: { key: true } }))
+    : await db.thread.findMany({ where, select: { key: true } });
+  return matching.length ? readBoardCardRows({ keys: matching.map((thread) => thread.key) }) : [];
+}
+
 /** Every active thread that matches the filters, placed in its column. Reads active threads only. */
 export async function loadBoard(
   filters: ThreadFilters,
-  options: { now?: number; cardsPerColumn?: number; /** Only these threads (one card's answer). */ keys?: string[] } = {},
+  options: {
+    now?: number;
+    cardsPerColumn?: number;
+    /** Only these threads (one card's answer). */
+    keys?: string[];
+    /** readActiveThreadsAround(keys), when the caller has read it (the delta path, whose keys are already closed over their peers). */
+    around?: readonly ActiveThreadRow[];
+  } = {},
 ): Promise<BoardDto> {
   const now = options.now ?? Date.now();
   const limit = options.cardsPerColumn ?? Number.POSITIVE_INFINITY;
-  const db = await database();
   const staleHours = config().BATON_STALE_HOURS;
   // Flags that depend on the clock or on reading the reports are filtered after placing.
   const storedFlags = filters.flag.filter((flag) => !PLACED_FLAGS.has(flag));
-  const where = filterWhere({ ...filters, flag: storedFlags });
-  const rows = options.keys
-    ? await inChunks(options.keys, (keys) => db.thread.findMany({ where: { ...where, key: { in: keys } }, select: cardSelect }))
-    : await db.thread.findMany({ where, select: cardSelect });
+  const rows = await readMatchingRows({ ...filters, flag: storedFlags }, options.keys);
   const unfiltered = Object.values(filters).every((value) => value === undefined || value === "" || (Array.isArray(value) && !value.length));
   // The whole board reads every card's verdict: the cache must hold them all to be of use.
   if (unfiltered && !options.keys) fitVerdictCacheToBoard(rows.length);
   const byColumn = new Map<Column, BoardCardDto[]>(COLUMNS.map((column) => [column, []]));
-  for (const placed of await placeCards(rows, now, staleHours, options.keys)) {
+  // Unfiltered, the whole board's rows are every active thread: the watchdog's check covers them.
+  const around = options.around ?? (unfiltered && !options.keys ? rows.map(activeThreadOf) : undefined);
+  for (const placed of await placeCards(rows, now, staleHours, options.keys, around)) {
     const shown = new Set(placed.active_packet.flags.map((flag) => flag.code));
     if (filters.flag.some((flag) => PLACED_FLAGS.has(flag) && !shown.has(flag))) continue;
     byColumn.get(placed.column)!.push(placed);
   }
   const columns = COLUMNS.map((id) => {
-    const cards = byColumn.get(id)!.sort(columnOrder(id));
+    const cards = sortColumn(id, byColumn.get(id)!);
     return { id, title: COLUMN_TITLES[id], count: cards.length, cards: cards.slice(0, limit) };
   });
-  return boardDto.parse({
+  // Built from typed parts (toCard checks what is stored as text), so not parsed again here (docs/decisions/074-board-reads.md).
+  const board: BoardDto = {
     generated_at: new Date(now).toISOString(),
     stale_hours: staleHours,
     total: columns.reduce((sum, column) => sum + column.count, 0),
     complete: columns.every((column) => column.cards.length === column.count),
     columns,
-  });
+  };
+  return board;
 }
-

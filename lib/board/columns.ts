@@ -1,20 +1,21 @@
+import { enumMembers } from "../core/enum-members";
 import { NEEDS_PERSON_FLAGS, type FlagCode } from "../contract/lint";
 
 /**
  * The one place that decides a card's column (docs/product.md#columns). Every rule
  * and its precedence is covered by columns.test.ts.
  */
-export const COLUMNS = ["running", "needs_you", "ready", "intervened", "approved", "stale"] as const;
-export type Column = (typeof COLUMNS)[number];
-
-export const COLUMN_TITLES: Record<Column, string> = {
+export const COLUMN_TITLES = {
   running: "Running",
   needs_you: "Needs you",
   ready: "Ready",
   intervened: "Intervened",
   approved: "Approved",
   stale: "Stale",
-};
+} as const;
+export type Column = keyof typeof COLUMN_TITLES;
+/** The columns, in the order of COLUMN_TITLES. */
+export const COLUMNS = enumMembers(COLUMN_TITLES);
 
 export interface ColumnInput {
   now: number;

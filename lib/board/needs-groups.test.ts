@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { FlagCode } from "../contract/lint";
 import type { Severity } from "../contract/severity";
-import { compareNeedsYou, groupNeedsYou, needsGroupOf, type NeedsGroup } from "./needs-groups";
+import { columnOrder, compareNeedsYou, groupNeedsYou, needsGroupOf, sortColumn, type NeedsGroup } from "./needs-groups";
 
 interface Shape {
   key?: string;
@@ -65,5 +65,28 @@ describe("Needs you's order", () => {
       ["incomplete", 1],
       ["stale", 1],
     ]);
+  });
+});
+
+describe("sortColumn", () => {
+  it("orders a column as columnOrder does, in Needs you and elsewhere", () => {
+    const shapes: Shape[] = [];
+    const severities: (Severity | null)[] = [null, "low", "high", "critical"];
+    const flagSets: FlagCode[][] = [[], ["stale"], ["open_questions"], ["verdict_failed"], ["commit_regressed"], ["missing_next_action"]];
+    for (let n = 0; n < 48; n++) {
+      shapes.push({
+        key: `k${(n * 17) % 48}`,
+        flags: flagSets[n % flagSets.length],
+        unanswered: n % 5 === 0 ? 1 : 0,
+        severe: n % 7 === 0 ? 1 : 0,
+        regressed: n % 11 === 0 ? 1 : 0,
+        severity: severities[n % severities.length],
+        updated: `2026-11-29T12:${String(n % 4).padStart(2, "0")}:00Z`,
+      });
+    }
+    for (const column of ["needs_you", "ready"] as const) {
+      const expected = shapes.map(card).sort(columnOrder(column)).map((each) => each.key);
+      expect(sortColumn(column, shapes.map(card)).map((each) => each.key)).toEqual(expected);
+    }
   });
 });

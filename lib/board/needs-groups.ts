@@ -1,3 +1,4 @@
+import { enumMembers } from "../core/enum-members";
 import type { FlagCode } from "../contract/lint";
 import { severityRank, type Severity } from "../contract/severity";
 import type { BoardCardDto } from "./dto";
@@ -8,17 +9,16 @@ import type { Column } from "./columns";
  * sits in the group of its most urgent reason, the groups in this order, the most urgent first.
  * Pure and browser-safe: the server sorts the column with it and the board groups with it.
  */
-export const NEEDS_GROUPS = ["question", "severe_risk", "verdict_failed", "went_back", "incomplete", "stale"] as const;
-export type NeedsGroup = (typeof NEEDS_GROUPS)[number];
-
-export const NEEDS_GROUP_TITLES: Record<NeedsGroup, string> = {
+export const NEEDS_GROUP_TITLES = {
   question: "Waiting on your answer",
   severe_risk: "Critical or high risk to triage",
   verdict_failed: "Verdict failed",
   went_back: "Went back",
   incomplete: "Handoff incomplete",
   stale: "Waiting for a long time",
-};
+} as const;
+export type NeedsGroup = keyof typeof NEEDS_GROUP_TITLES;
+export const NEEDS_GROUPS = enumMembers(NEEDS_GROUP_TITLES);
 
 type GroupedCard = Pick<BoardCardDto, "attention" | "updated_at" | "key"> & {
   active_packet: Pick<BoardCardDto["active_packet"], "flags" | "highest_severity" | "human">;
@@ -72,3 +72,13 @@ export function groupNeedsYou<Card extends GroupedCard>(cards: Card[]): CardGrou
 
 /** How a column's cards are ordered, on the server and when the browser applies a delta. */
 export const columnOrder = (column: Column) => (column === "needs_you" ? compareNeedsYou : compareBySeverity);
+
+/**
+ * A column's cards sorted in place in columnOrder's order, each card's group found once (the
+ * server sorts a whole board's Needs you: the comparator would find both groups per comparison).
+ */
+export function sortColumn<Card extends GroupedCard>(column: Column, cards: Card[]): Card[] {
+  if (column !== "needs_you") return cards.sort(compareBySeverity);
+  const rankOf = new Map(cards.map((card) => [card, NEEDS_GROUPS.indexOf(needsGroupOf(card))]));
+  return cards.sort((a, b) => rankOf.get(a)! - rankOf.get(b)! || compareBySeverity(a, b));
+}

@@ -35,6 +35,8 @@ export interface Pattern {
   kind: string;
   regex: RegExp;
   replace?: Replacer;
+  /** Text every match contains: a string without it is skipped, not scanned in vain (a long run of letters costs url-password's regex about 20 steps a character). */
+  needs?: string;
 }
 
 /** A variable, a placeholder, a mask or an earlier redaction: not a secret itself. */
@@ -143,6 +145,7 @@ export const SECRET_PATTERNS: readonly Pattern[] = [
     // scheme://user:password@host: the password only; user and host stay readable.
     kind: "url-password",
     regex: /([a-zA-Z][a-zA-Z0-9+.-]{0,20}:\/\/[^\s/:@"'<>[\]]{0,256}:)([^\s/@"'<>[\]]{1,256})@/g,
+    needs: "://",
     replace: (counter, match, prefix, password) =>
       /^(?:[$%{<*]|\[redacted:)/.test(password) ? match : `${prefix}${redactedAs(counter, "url-password")}@`,
   },

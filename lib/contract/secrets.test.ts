@@ -195,9 +195,10 @@ describe("hostile input stays linear", () => {
     const small = make(MIB / 16);
     const large = make(MIB);
     const smallMs = Math.max(leastCpuMs(3, () => redactString(small)), 1);
-    const largeMs = leastCpuMs(3, () => redactString(large));
+    // Two timed runs of the large input (CPU time: another process does not inflate either); the first's output is checked below.
+    let once = "";
+    const largeMs = leastCpuMs(2, () => (once = redactString(large)));
     expect(largeMs / smallMs, `${largeMs.toFixed(1)} ms of CPU for 1 MiB, ${smallMs.toFixed(2)} ms for 64 KiB`).toBeLessThan(100);
-    const once = redactString(large);
     expect(redactString(once)).toBe(once);
   });
 });

@@ -21,6 +21,7 @@ export interface RedactionResult {
 export function redactString(text: string, counter: Counter = { count: 0, kinds: new Set() }): string {
   let out = redactPrivateKeyBlocks(text, counter);
   for (const pattern of SECRET_PATTERNS) {
+    if (pattern.needs !== undefined && !out.includes(pattern.needs)) continue;
     pattern.regex.lastIndex = 0;
     const replace = pattern.replace;
     out = out.replace(pattern.regex, replace ? (match: string, ...groups: unknown[]) => replace(counter, match, ...(groups as string[])) : () => redactedAs(counter, pattern.kind));

@@ -7,6 +7,7 @@ import { openSqlite } from "./sqlite";
 import { connectionLostError, isBusyError, isConnectionLost } from "./errors";
 import { BatonError } from "../core/errors";
 import { processSlot } from "../core/singleton";
+import type { SqlQueryable } from "@prisma/driver-adapter-utils";
 
 export type Db = PrismaClient;
 /** The client inside `db.$transaction(async (tx) => ...)`. */
@@ -20,6 +21,8 @@ interface DbHolder {
   client: Promise<PrismaClient>;
   /** The SQLite connection under Prisma's adapter (the same one), for the hot paths' statements. */
   connection?: BetterSqlite3.Database;
+  /** PostgreSQL's driver adapter under Prisma (the same pool), for the hot paths' reads outside a transaction. */
+  adapter?: SqlQueryable;
 }
 
 // One client per process (lib/core/singleton.ts): dev hot reloads and route bundles reuse it.
@@ -31,7 +34,10 @@ export function database(): Promise<PrismaClient> {
   if (processDb.value?.url !== url) {
     const dialect: Dialect = isPostgresqlUrl(url) ? "postgresql" : "sqlite";
     const opened: DbHolder = { url, dialect, client: Promise.resolve(null as unknown as PrismaClient) };
-    opened.client = dialect === "postgresql" ? openPostgresql(url) : openSqlite(url, (connection) => (opened.connection = connection));
+    opened.client =
+      dialect === "postgresql"
+        ? openPostgresql(url, (adapter) => (opened.adapter = adapter))
+        : openSqlite(url, (connection) => (opened.connection = connection));
     processDb.value = opened;
   }
   return processDb.value.client;
@@ -176,6 +182,62 @@ function postgresqlExecutor(client: Db | Tx): SqlExecutor {
   };
 }
 
+/** Column types of the driver adapter's result sets (@prisma/driver-adapter-utils ColumnTypeEnum). */
+const COLUMN = { Int64: 1, Numeric: 4, Boolean: 5, Date: 8, DateTime: 10, Json: 11, Bytes: 13 } as const;
+
+/** A value as the adapter hands it out (text for instants, int8 and numeric), shaped as sqliteShaped shapes Prisma's. */
+function adapterValueShaped(value: unknown, columnType: number): unknown {
+  if (value === null) return null;
+  switch (columnType) {
+    case COLUMN.Int64:
+    case COLUMN.Numeric:
+      return Number(value);
+    case COLUMN.Boolean:
+      return value ? 1 : 0;
+    case COLUMN.DateTime:
+      return sqliteShaped(new Date(value as string));
+    case COLUMN.Date:
+      return sqliteShaped(new Date(`${value as string}T00:00:00Z`));
+    case COLUMN.Json:
+      return typeof value === "string" ? JSON.parse(value) : value;
+    case COLUMN.Bytes:
+      return Uint8Array.from(value as number[]);
+    default:
+      return value;
+  }
+}
+
+/** Instants as the adapter writes them (UTC, no zone: the columns are zone-less timestamps). */
+function adapterArg(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString().replace("T", " ").replace("Z", "");
+  return value === undefined ? null : value;
+}
+
+/**
+ * Reads outside a transaction straight through the driver adapter: the same pool and type
+ * parsing as Prisma's $queryRaw without its per-statement pipeline (under the issue-15 load on
+ * PostgreSQL that pipeline was about a quarter of the server's CPU; docs/decisions/079-postgresql-reads-through-the-adapter.md).
+ */
+function postgresqlAdapterExecutor(adapter: SqlQueryable): SqlExecutor {
+  const query = (sql: Prisma.Sql) => {
+    const args = sql.values.map(adapterArg);
+    return { sql: sql.text, args, argTypes: args.map(() => ({ scalarType: "unknown" as const, arity: "scalar" as const })) };
+  };
+  return {
+    async query<Row>(sql: Prisma.Sql) {
+      const result = await adapter.queryRaw(query(sql));
+      return result.rows.map((values) => {
+        const shaped: Record<string, unknown> = {};
+        result.columnNames.forEach((name, index) => (shaped[name] = adapterValueShaped(values[index], result.columnTypes[index]!)));
+        return shaped as Row;
+      });
+    },
+    async execute(sql: Prisma.Sql) {
+      await adapter.executeRaw(query(sql));
+    },
+  };
+}
+
 const executors = new WeakMap<BetterSqlite3.Database, SqlExecutor>();
 
 /**
@@ -185,7 +247,10 @@ const executors = new WeakMap<BetterSqlite3.Database, SqlExecutor>();
  */
 export async function sqlExecutor(tx?: Tx): Promise<SqlExecutor> {
   const db = await database();
-  if (processDb.value?.dialect === "postgresql") return postgresqlExecutor(tx ?? db);
+  if (processDb.value?.dialect === "postgresql") {
+    const adapter = processDb.value.adapter;
+    return !tx && adapter ? postgresqlAdapterExecutor(adapter) : postgresqlExecutor(tx ?? db);
+  }
   const connection = processDb.value?.connection;
   if (!connection) throw new Error("the SQLite connection is not open");
   let executor = executors.get(connection);

@@ -1,5 +1,5 @@
 import "server-only";
-import type { IsolationLevel, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
+import type { IsolationLevel, SqlDriverAdapterFactory, SqlQuery, SqlQueryable, Transaction } from "@prisma/driver-adapter-utils";
 import type pg from "pg";
 import type { PrismaClient } from "../generated/prisma/client";
 
@@ -38,7 +38,11 @@ export function listenOnEveryConnection(pool: pg.Pool): void {
   pool.on("connect", (client) => client.on("error", () => undefined));
 }
 
-export async function openPostgresql(url: string): Promise<PrismaClient> {
+/**
+ * Opens the client; `onAdapter` gets the driver adapter once Prisma connects it, so that the
+ * hot paths' reads outside a transaction can skip Prisma's per-statement pipeline (lib/db/client.ts).
+ */
+export async function openPostgresql(url: string, onAdapter?: (adapter: SqlQueryable) => void): Promise<PrismaClient> {
   // Loaded only on PostgreSQL: a client generated from prisma/postgresql/schema/,
   // the same models as the SQLite one (lib/db/migrate/schema-source.ts), so the same type.
   const [{ PrismaPg }, generated] = await Promise.all([
@@ -52,6 +56,7 @@ export async function openPostgresql(url: string): Promise<PrismaClient> {
     connect: async () => {
       const connected = await factory.connect();
       listenOnEveryConnection(connected.underlyingDriver());
+      onAdapter?.(connected);
       const startTransaction = connected.startTransaction.bind(connected);
       return Object.assign(connected, {
         startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),

@@ -1,4 +1,5 @@
 import "server-only";
+import { config } from "../server/config";
 import { toLedgerEventDto, type LedgerEventDto } from "./ledger";
 import type { FeedRow } from "./postgresql-feed";
 
@@ -10,6 +11,15 @@ export const FEED_READ_BATCH = 500;
 export const MAX_REPLAY_EVENTS = 1_000;
 /** How often the feed looks for other processes' writes while anybody listens. */
 export const FEED_POLL_INTERVAL_MS = 1_000;
+/**
+ * How long to wait before the next live read, when the last one started at `lastAt`: the live
+ * batch window, BATON_LIVE_BATCH_MS (docs/decisions/076-live-batch-window.md). A write after a
+ * quiet spell goes out at once; under a steady flow the writes of one window travel as one
+ * batch, so each view's delta is computed, and each stream written, once per window.
+ */
+export function liveBatchWait(lastAt: number, now = Date.now()): number {
+  return Math.max(0, lastAt + config().BATON_LIVE_BATCH_MS - now);
+}
 
 /** Rows as DTOs; a row that cannot be one (unknown kind, broken JSON) is logged and skipped, never retried forever. */
 export function toDtos(rows: FeedRow[]): LedgerEventDto[] {

@@ -1,11 +1,12 @@
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { sqliteFilePath } from "../server/config";
+import { config, sqliteFilePath } from "../server/config";
 import { ingestPacket, type IngestSource } from "../ingest/ingest";
 import type { LedgerEventDto } from "./ledger";
 import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { useTempDatabase } from "@/testing/temp-database";
 import { FEED_POLL_INTERVAL_MS, MAX_REPLAY_EVENTS } from "./feed-shared";
+import { announceLedger } from "./bus";
 import { ledgerFeedStatus, subscribeLedger } from "./ledger-feed";
 
 let temp: Awaited<ReturnType<typeof useTempDatabase>>;
@@ -82,6 +83,40 @@ describe.skipIf(testsRunOnPostgresql())("the ledger feed", () => {
     expect(typeof event.packet_id).toBe("string");
     expect(new Date(event.at).toISOString()).toBe(event.at);
     expect(sub.resets).toEqual([]);
+  });
+
+  it("after a quiet spell a write goes out at once; writes within the next live batch window go out as one batch", async () => {
+    const LIVE_BATCH_MS = config().BATON_LIVE_BATCH_MS;
+    expect(LIVE_BATCH_MS).toBeGreaterThan(61);
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    // Whatever earlier tests published, the window is over.
+    vi.advanceTimersByTime(LIVE_BATCH_MS);
+    const sub = listen(null);
+    const thread = uniqueThread("window");
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const write = () => {
+      insertElsewhere(1, thread);
+      announceLedger();
+    };
+    write();
+    await nextTurn();
+    expect(sub.batches).toEqual([1]);
+    for (let i = 0; i < 3; i++) {
+      vi.advanceTimersByTime(20);
+      write();
+    }
+    await nextTurn();
+    expect(sub.batches).toEqual([1]);
+    vi.advanceTimersByTime(LIVE_BATCH_MS - 60 - 1);
+    expect(sub.batches).toEqual([1]);
+    vi.advanceTimersByTime(1);
+    expect(sub.batches).toEqual([1, 3]);
+    // Quiet again: the next write goes out on the next turn.
+    vi.advanceTimersByTime(LIVE_BATCH_MS);
+    write();
+    await nextTurn();
+    expect(sub.batches).toEqual([1, 3, 1]);
+    expect(sub.seqs()).toEqual(range(sub.seqs()[0]!, headSeq()));
   });
 
   it("replays what came after a seq, then goes on live, without gaps or duplicates", async () => {

@@ -3,7 +3,7 @@ import { config, isPostgresqlUrl } from "../server/config";
 import { BatonError } from "../core/errors";
 import type { LedgerEventDto } from "./ledger";
 import { processSlot } from "../core/singleton";
-import { FEED_POLL_INTERVAL_MS, FEED_READ_BATCH, MAX_REPLAY_EVENTS, safely, toDtos } from "./feed-shared";
+import { FEED_POLL_INTERVAL_MS, FEED_READ_BATCH, MAX_REPLAY_EVENTS, liveBatchWait, safely, toDtos } from "./feed-shared";
 import { PostgresqlLedgerFeed, type FeedSubscriber } from "./postgresql-feed";
 import { sqliteFeedStatus, subscribeSqliteFeed } from "./sqlite-feed";
 
@@ -41,6 +41,7 @@ function postgresqlFeed(): PostgresqlLedgerFeed | null {
       lingerMs: POSTGRESQL_FEED_LINGER_MS,
       toDtos,
       safely,
+      liveBatchWait,
     });
     created.onIdle = () => {
       created.stop();

@@ -50,6 +50,19 @@ export function ledgerMessage(event: LedgerEventDto): string {
   return `id: ${event.seq}\nevent: ledger\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
+/** A live batch reaches every stream as the same array: its frames are written out once for all of them. */
+const batchMessages = new WeakMap<readonly LedgerEventDto[], string>();
+
+/** The `event: ledger` frames of a batch. */
+export function ledgerMessages(events: readonly LedgerEventDto[]): string {
+  let text = batchMessages.get(events);
+  if (text === undefined) {
+    text = events.map(ledgerMessage).join("");
+    batchMessages.set(events, text);
+  }
+  return text;
+}
+
 export function resetMessage(seq: number): string {
   return `id: ${seq}\nevent: reset\ndata: ${JSON.stringify({ seq })}\n\n`;
 }
@@ -167,20 +180,28 @@ function openStream(
   openStreams.count++;
 
   send(`retry: ${STREAM_RETRY_MS}\n\n`);
+  // The replay (delivered while subscribing) goes out at once, before `ready`, which a client takes as its cursor.
+  let live = false;
   try {
     // One chunk per batch: fewer writes, and the queue limit counts batches.
     unsubscribe = subscribeLedger(
       after,
       (events) => {
-        send(events.map(ledgerMessage).join(""));
-        if (frames) {
-          derived = derived
-            .then(() => (closed ? "" : frames(events)))
-            .then((text) => {
-              if (text) send(text);
-            })
-            .catch((error: unknown) => console.error("baton: live stream: a derived frame failed", error));
-        }
+        const messages = ledgerMessages(events);
+        if (!frames) return send(messages);
+        const sentNow = !live;
+        if (sentNow) send(messages);
+        // A live batch and its derived frames go out as one write, in batch order.
+        derived = derived
+          .then(() => (closed ? "" : frames(events)))
+          .catch((error: unknown) => {
+            console.error("baton: live stream: a derived frame failed", error);
+            return "";
+          })
+          .then((text) => {
+            const chunk = sentNow ? text : messages + text;
+            if (chunk) send(chunk);
+          });
       },
       (seq) => send(resetMessage(seq)),
     );
@@ -188,6 +209,7 @@ function openStream(
     close();
     throw error;
   }
+  live = true;
   // Synchronously after subscribing: the seq this stream continues from.
   send(readyMessage(ledgerFeedStatus().seq ?? 0));
   if (closed) {

@@ -4,6 +4,7 @@ import { toLedgerEventDto, type LedgerEventDto } from "./ledger";
 import { otherConnection, testsRunOnPostgresql, type OtherConnection } from "@/testing/postgresql";
 import { useTempDatabase } from "@/testing/temp-database";
 import { FEED_APPLICATION_NAME, PostgresqlLedgerFeed, type FeedRow } from "./postgresql-feed";
+import { config } from "../server/config";
 
 // The PostgreSQL feed (LISTEN/NOTIFY across instances); runs in the PostgreSQL pass (npm run test:postgresql).
 describe.runIf(testsRunOnPostgresql())("the PostgreSQL ledger feed", () => {
@@ -22,7 +23,7 @@ describe.runIf(testsRunOnPostgresql())("the PostgreSQL ledger feed", () => {
     await temp.dispose();
   });
 
-  function newFeed(maxReplay = 1_000): PostgresqlLedgerFeed {
+  function newFeed(maxReplay = 1_000, batchWindowMs = config().BATON_LIVE_BATCH_MS): PostgresqlLedgerFeed {
     const feed = new PostgresqlLedgerFeed({
       url: temp.url,
       readBatch: 50,
@@ -32,6 +33,7 @@ describe.runIf(testsRunOnPostgresql())("the PostgreSQL ledger feed", () => {
       lingerMs: 60_000,
       toDtos: (rows: FeedRow[]) => rows.map((row) => toLedgerEventDto({ ...row, at: new Date(row.at) })),
       safely: (_what, call) => call(),
+      liveBatchWait: (lastAt) => Math.max(0, lastAt + batchWindowMs - Date.now()),
     });
     feeds.push(feed);
     return feed;
@@ -70,6 +72,22 @@ describe.runIf(testsRunOnPostgresql())("the PostgreSQL ledger feed", () => {
     expect(isConsecutive(a.events.map((event) => event.seq))).toBe(true);
     a.unsubscribe();
     b.unsubscribe();
+  });
+
+  it("commits announced within the live batch window after a read reach the subscribers as one batch", async () => {
+    // A long window, so that three small commits surely fall within it on a busy machine.
+    const feed = newFeed(1_000, 1_500);
+    await feed.start();
+    const batches: number[][] = [];
+    const unsubscribe = feed.subscribe(null, { onEvents: (batch) => batches.push(batch.map((event) => event.seq)) });
+    // start() read once (what was committed while connecting): the window is open, so these wait for its end.
+    await append(1);
+    await append(1);
+    await append(1);
+    await expect.poll(() => batches.length, { timeout: 10_000 }).toBe(1);
+    expect(batches[0]).toHaveLength(3);
+    expect(isConsecutive(batches[0]!)).toBe(true);
+    unsubscribe();
   });
 
   it("replays from memory what a subscriber missed, and resets one that asks beyond or before it", async () => {

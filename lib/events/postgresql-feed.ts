@@ -31,6 +31,8 @@ export interface PostgresqlFeedOptions {
   lingerMs: number;
   toDtos: (rows: FeedRow[]) => LedgerEventDto[];
   safely: (what: string, call: () => void) => void;
+  /** How long an announced read waits for more announcements, when the last one was asked for at `lastAt`. */
+  liveBatchWait: (lastAt: number) => number;
 }
 
 // "at" as epoch milliseconds: node-postgres would read a zone-less timestamp in the process's local zone.
@@ -54,6 +56,10 @@ export class PostgresqlLedgerFeed {
   private chain: Promise<void> = Promise.resolve();
   /** A read asked for that has not started yet. */
   private queued: Promise<void> | null = null;
+  /** An announced read waiting for the end of the live batch window. */
+  private batchTimer: NodeJS.Timeout | null = null;
+  /** When the last announced read was asked for (the live batch window counts from it). */
+  private lastAnnouncedReadAt = 0;
   private retryMs = FIRST_RETRY_MS;
   private timer: NodeJS.Timeout | null = null;
   private linger: NodeJS.Timeout | null = null;
@@ -129,6 +135,7 @@ export class PostgresqlLedgerFeed {
     this.stopped = true;
     this.ready = false;
     if (this.timer) clearInterval(this.timer);
+    if (this.batchTimer) clearTimeout(this.batchTimer);
     if (this.linger) clearTimeout(this.linger);
     this.stopBus?.();
     const client = this.client;
@@ -136,9 +143,24 @@ export class PostgresqlLedgerFeed {
     void client?.end().catch(() => undefined);
   }
 
-  /** Asks for a read; announcements that arrive before it starts share it. */
+  /**
+   * Asks for a read; announcements that arrive before it starts share it, and so do those within
+   * the live batch window after the last (`liveBatchWait`).
+   */
   scheduleRead(): void {
-    void this.catchUp();
+    if (this.batchTimer) return;
+    const wait = this.options.liveBatchWait(this.lastAnnouncedReadAt);
+    if (!wait) {
+      this.lastAnnouncedReadAt = Date.now();
+      void this.catchUp();
+      return;
+    }
+    this.batchTimer = setTimeout(() => {
+      this.batchTimer = null;
+      this.lastAnnouncedReadAt = Date.now();
+      void this.catchUp();
+    }, wait);
+    this.batchTimer.unref();
   }
 
   /**

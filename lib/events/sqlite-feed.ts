@@ -5,7 +5,7 @@ import { BatonError } from "../core/errors";
 import { onLedger } from "./bus";
 import type { LedgerEventDto } from "./ledger";
 import { singleton } from "../core/singleton";
-import { FEED_POLL_INTERVAL_MS, FEED_READ_BATCH, MAX_REPLAY_EVENTS, safely, toDtos } from "./feed-shared";
+import { FEED_POLL_INTERVAL_MS, FEED_READ_BATCH, MAX_REPLAY_EVENTS, liveBatchWait, safely, toDtos } from "./feed-shared";
 import type { FeedRow, FeedSubscriber } from "./postgresql-feed";
 
 /** The ledger feed on SQLite: its own read-only connection, every step synchronous (docs/decisions/010-live-updates.md). */
@@ -28,8 +28,10 @@ interface FeedState {
   open: OpenFeed | null;
   /** The highest seq published to the subscribers (meaningful while open). */
   seq: number;
-  /** A publish is scheduled for the next turn of the event loop. */
-  scheduled: boolean;
+  /** Cancels the publish scheduled for the next turn of the event loop or the end of the live batch window. */
+  scheduled: (() => void) | null;
+  /** When the last scheduled publish ran (the live batch window counts from it). */
+  lastPublishAt: number;
   /** A publish is running (guards against a subscriber's callback re-entering it). */
   publishing: boolean;
 }
@@ -40,7 +42,8 @@ const feed = singleton<FeedState>("LedgerFeed", () => ({
   subscribers: new Set(),
   open: null,
   seq: 0,
-  scheduled: false,
+  scheduled: null,
+  lastPublishAt: 0,
   publishing: false,
 }));
 
@@ -77,7 +80,7 @@ function start(): OpenFeed {
 function stop(): void {
   const open = feed.open;
   feed.open = null;
-  feed.scheduled = false;
+  cancelScheduledPublish();
   if (!open) return;
   clearInterval(open.timer);
   open.stopListening();
@@ -112,15 +115,31 @@ function publish(): void {
   }
 }
 
-/** In-process writes: one read for however many commits announce themselves in this turn. */
+function cancelScheduledPublish(): void {
+  feed.scheduled?.();
+  feed.scheduled = null;
+}
+
+/**
+ * In-process writes: one read for however many commits announce themselves in this turn, or
+ * within the live batch window after the last read.
+ */
 function schedulePublish(): void {
   if (feed.scheduled) return;
-  feed.scheduled = true;
-  setImmediate(() => {
-    if (!feed.scheduled) return;
-    feed.scheduled = false;
+  const run = () => {
+    feed.scheduled = null;
+    feed.lastPublishAt = Date.now();
     safely("publishing", publish);
-  });
+  };
+  const wait = liveBatchWait(feed.lastPublishAt);
+  if (wait) {
+    // The feed must never keep a process alive on its own.
+    const timer = setTimeout(run, wait).unref();
+    feed.scheduled = () => clearTimeout(timer);
+  } else {
+    const immediate = setImmediate(run);
+    feed.scheduled = () => clearImmediate(immediate);
+  }
 }
 
 /** The once-a-second check for writes by other processes. */

@@ -9,10 +9,16 @@ afterEach(async () => {
   await Promise.all(benches.splice(0).map((bench) => bench.remove()));
 });
 
+/** An empty workbench, removed after the test. */
+async function newBench(options: { git?: boolean } = {}): Promise<TestWorkbench> {
+  const bench = await makeTestWorkbench(options);
+  benches.push(bench);
+  return bench;
+}
+
 /** A clean git workbench: code committed, artifacts untracked, the last test run passed. */
 async function cleanBench(): Promise<TestWorkbench> {
-  const bench = await makeTestWorkbench({ git: true });
-  benches.push(bench);
+  const bench = await newBench({ git: true });
   await bench.write("src/a.ts", "export const a = 1;\n");
   await bench.write("feature_list.json", featureList("T-1"));
   bench.commit("start");
@@ -81,8 +87,7 @@ describe("checkWorkbench", () => {
   });
 
   it("reports *.tmp files and scratch folders anywhere under the root, but not in .git or node_modules", async () => {
-    const bench = await makeTestWorkbench();
-    benches.push(bench);
+    const bench = await newBench();
     await bench.write("feedback_record.jsonl", jsonl([passingTests()]));
     await bench.write("deep/er/plan.TMP", "");
     await bench.write(".scratch/notes.md", "");
@@ -98,8 +103,7 @@ describe("checkWorkbench", () => {
   });
 
   it("reports a failing, unknown or missing last test run, judged by the last test command only", async () => {
-    const bench = await makeTestWorkbench();
-    benches.push(bench);
+    const bench = await newBench();
     const detailFor = async (records: object[] | null) => {
       if (records) await bench.write("feedback_record.jsonl", jsonl(records));
       return (await problemsOf(bench.root)).map((problem) => `${problem.check}: ${problem.detail}`);
@@ -116,8 +120,7 @@ describe("checkWorkbench", () => {
   });
 
   it("reports a feature list that contradicts itself", async () => {
-    const bench = await makeTestWorkbench();
-    benches.push(bench);
+    const bench = await newBench();
     await bench.write("feedback_record.jsonl", jsonl([passingTests()]));
     const detailsFor = async (list: object) => {
       await bench.write("feature_list.json", list);
@@ -133,8 +136,7 @@ describe("checkWorkbench", () => {
   });
 
   it("checks the whole repository when the root is a folder inside it", async () => {
-    const bench = await makeTestWorkbench({ git: true });
-    benches.push(bench);
+    const bench = await newBench({ git: true });
     await bench.write("README.md", "top\n");
     bench.commit("top");
     const root = path.join(bench.root, "agents/seven");

@@ -6,7 +6,7 @@ import { SESSION_COOKIE, startSession } from "../auth/sessions";
 import type { Person } from "../auth/roles";
 import { BatonError } from "../core/errors";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
-import { checkResponses, defineRoute, reply, routeOf, type HttpMethod, type RouteAuth, type RouteContext } from "./route";
+import { checkResponses, defineRoute, reply, routeOf, type HttpMethod, type RouteAuth, type RouteBody, type RouteContext, type RouteDefinition, type RouteResponse } from "./route";
 
 /** defineRoute over real requests, tokens and sessions: who is refused, what bad input is told, what a bad answer becomes. */
 
@@ -54,6 +54,14 @@ function whoRoute<const A extends RouteAuth>(method: HttpMethod, path: string, a
   return defineRoute({ method, path, summary: "test", auth, response: { kind: "json", status: 200, schema: okSchema }, handler: (context) => ({ ok: true as const, who: who(context) }) });
 }
 
+type PublicAuth = { kind: "public" };
+/** A route anyone may call, for the tests of input and answers: only what a test varies is written out. */
+function publicRoute<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends RouteBody | undefined = undefined, const R extends RouteResponse = RouteResponse>(
+  definition: Omit<RouteDefinition<PublicAuth, P, Q, B, R>, "summary" | "auth">,
+) {
+  return defineRoute<PublicAuth, P, Q, B, R>({ ...definition, summary: "test", auth: { kind: "public" } });
+}
+
 describe("auth", () => {
   const tokenRoute = whoRoute("POST", "/test/token", { kind: "token", scope: "packets:write" }, ({ token }) => token.name);
   const readerRoute = whoRoute("GET", "/test/reader", { kind: "reader" }, ({ reader }) => (reader.kind === "token" ? reader.token.name : reader.person.username));
@@ -93,11 +101,9 @@ describe("auth", () => {
 
 describe("input", () => {
   let calls = 0;
-  const inputRoute = defineRoute({
+  const inputRoute = publicRoute({
     method: "POST",
     path: "/test/input/{id}",
-    summary: "test",
-    auth: { kind: "public" },
     params: z.object({ id: z.string().regex(/^n\d+$/, "must be n and digits") }),
     query: z.object({ limit: z.coerce.number({ error: "limit must be a number" }).int().max(10, "limit must be at most 10").default(5) }),
     body: { schema: z.strictObject({ name: z.string({ error: "name must be a string" }), tags: z.array(z.string()).optional() }), name: "thing" },
@@ -139,11 +145,9 @@ describe("input", () => {
 
 describe("answers", () => {
   const brokenRoute = (status: number) =>
-    defineRoute({
+    publicRoute({
       method: "GET",
       path: "/test/broken",
-      summary: "test",
-      auth: { kind: "public" },
       response: { kind: "json", status: 200, schema: z.object({ count: z.number().int(), secret_hint: z.string() }) },
       // What a lib change that forgets the DTO would return: a wrong type, a missing field, a leaked one.
       handler: () => reply({ count: "3", password_hash: "argon2id$..." } as never, { status }),
@@ -172,11 +176,9 @@ describe("answers", () => {
 
   it("a handler that throws gets the one error body: a BatonError as it is, anything else a logged 500 that tells nothing", async () => {
     const throwing = (error: unknown) =>
-      defineRoute({
+      publicRoute({
         method: "DELETE",
         path: "/test/throws",
-        summary: "test",
-        auth: { kind: "public" },
         response: { kind: "empty", status: 204 },
         handler: () => {
           throw error;
@@ -192,11 +194,9 @@ describe("answers", () => {
   });
 
   it("conditional JSON: a strong ETag, 304 for a matching If-None-Match, and 304 with the tag when the handler says so", async () => {
-    const conditional = defineRoute({
+    const conditional = publicRoute({
       method: "GET",
       path: "/test/conditional",
-      summary: "test",
-      auth: { kind: "public" },
       query: z.object({ unchanged: z.string().optional() }),
       response: { kind: "json", status: 200, conditional: true, schema: z.object({ n: z.number() }) },
       handler: ({ query }) => reply({ n: 1 }, { status: query.unchanged ? 304 : 200, headers: { "baton-extra": "yes" } }),
@@ -212,11 +212,9 @@ describe("answers", () => {
 
   it("a handler-built answer must have its declared content type", async () => {
     const markdown = (type: string) =>
-      defineRoute({
+      publicRoute({
         method: "GET",
         path: "/test/markdown",
-        summary: "test",
-        auth: { kind: "public" },
         response: { kind: "markdown", status: 200, contentType: "text/markdown", description: "test" },
         handler: () => new Response("# hi", { headers: { "content-type": type } }),
       });

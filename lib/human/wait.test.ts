@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 afterEach(() => {
   vi.useRealTimers();
-  expect(waitRegistryStatus()).toMatchObject({ waiters: 0, threads: 0, subscribed: false });
+  expect(waitRegistryStatus()).toMatchObject({ waiters: 0, inWait: 0, threads: 0, subscribed: false });
   expect(readerChecksStatus()).toMatchObject({ readers: 0, streams: 0, waits: 0, checking: false });
 });
 
@@ -78,8 +78,7 @@ describe("waitForHandoffChange", () => {
   it("is woken by a person's decision well within a second, with the decision in the packet", async () => {
     const { key, packetId } = await newThread("woken");
     const waiting = waitForHandoffChange({ threadKey: key, after: 0, afterPacket: packetId, waitMs: 30_000 });
-    await until(() => waitRegistryStatus().waiters === 1);
-    expect(await settledWithin(waiting, 150)).toBe("pending");
+    await until(() => waitRegistryStatus().inWait === 1);
 
     const started = performance.now();
     await decide(person, key, { kind: "intervened", packet_id: packetId, base_revision: 0, question: "Why the revert?" });
@@ -103,7 +102,8 @@ describe("waitForHandoffChange", () => {
   it("is woken by a newer packet on the thread (the packet seen first stands in for after_packet)", async () => {
     const { key } = await newThread("newer-packet");
     const waiting = waitForHandoffChange({ threadKey: key, after: 0, waitMs: 30_000 });
-    await expect.poll(() => waitRegistryStatus().waiters).toBe(1);
+    // Past its first read (which saw the first packet), else that read could see the newer one.
+    await until(() => waitRegistryStatus().inWait === 1);
     const newer = await ingestPacket({ thread: key, summary: "the next session's packet", next_action: "go on" }, { kind: "http", actor: "test" });
     const outcome = await waiting;
     expect(outcome).toMatchObject({ changed: true, handoff: { packetId: newer.packet_id } });
@@ -120,9 +120,8 @@ describe("waitForHandoffChange", () => {
     const { key } = await newThread("aborted");
     const controller = new AbortController();
     const waiting = waitForHandoffChange({ threadKey: key, after: 0, waitMs: 30_000, signal: controller.signal });
-    await expect.poll(() => waitRegistryStatus()).toMatchObject({ waiters: 1, threads: 1, subscribed: true });
-    // Let the first read finish so that the waiter is in its wait.
-    expect(await settledWithin(waiting, 100)).toBe("pending");
+    await until(() => waitRegistryStatus().inWait === 1);
+    expect(waitRegistryStatus()).toMatchObject({ waiters: 1, threads: 1, subscribed: true });
     controller.abort();
     expect((await waiting).changed).toBe(false);
     expect(waitRegistryStatus()).toMatchObject({ waiters: 0, threads: 0, subscribed: false });
@@ -135,9 +134,9 @@ describe("waitForHandoffChange", () => {
       const { key, packetId } = threads[index % threads.length]!;
       outcomes.push(waitForHandoffChange({ threadKey: key, after: 0, afterPacket: packetId, waitMs: 60_000 }));
     }
-    await expect.poll(() => waitRegistryStatus()).toMatchObject({ waiters: 200, threads: 4 });
-    // Every first read is done (each is one handoff read; a few ms apart at most).
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Every first read is done (each is one handoff read).
+    await until(() => waitRegistryStatus().inWait === 200);
+    expect(waitRegistryStatus()).toMatchObject({ waiters: 200, threads: 4 });
 
     const counter = countStatements();
     let during: number;
@@ -176,9 +175,8 @@ describe("waitForHandoffChange", () => {
     if (polled) vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const { key, packetId } = await newThread("other-process");
     const waiting = waitForHandoffChange({ threadKey: key, after: 0, afterPacket: packetId, waitMs: 30_000 });
-    await until(() => waitRegistryStatus().waiters === 1);
     // Past its first read, so that only a wake can answer it.
-    expect(await settledWithin(waiting, 150)).toBe("pending");
+    await until(() => waitRegistryStatus().inWait === 1);
 
     // What another Baton process on the same database writes: a revision and its ledger event, no announcement here.
     const other = await otherConnection(temp().url);

@@ -71,6 +71,8 @@ interface Waiter {
   afterPacket: string | undefined;
   /** The handoff this waiter last saw (the first read, or a later group read). */
   latest: MergedHandoff | null;
+  /** Past its first read and waiting for news. */
+  inWait: boolean;
   settle: (outcome: WaitOutcome | Error) => void;
 }
 
@@ -85,6 +87,8 @@ interface ThreadGroup {
 interface Registry {
   groups: Map<string, ThreadGroup>;
   waiters: number;
+  /** Waiters past their first read. */
+  inWait: number;
   unsubscribe: (() => void) | null;
   /** Reads done for woken groups, since the process started (for tests and the decision record's claim). */
   wakeReads: number;
@@ -92,7 +96,7 @@ interface Registry {
 
 // On globalThis: each route bundle may hold its own copy of this module, and
 // the registry (like the ledger feed) must be one per process.
-const registry = singleton<Registry>("HandoffWaiters", () => ({ groups: new Map(), waiters: 0, unsubscribe: null, wakeReads: 0 }));
+const registry = singleton<Registry>("HandoffWaiters", () => ({ groups: new Map(), waiters: 0, inWait: 0, unsubscribe: null, wakeReads: 0 }));
 
 /** News for a caller who saw revision `after` (of packet `afterPacket`, when known). */
 function isNews({ after, afterPacket }: { after: number; afterPacket?: string }, handoff: MergedHandoff): boolean {
@@ -192,9 +196,11 @@ export async function waitForHandoffChange(request: WaitRequest): Promise<WaitOu
       after: request.after,
       afterPacket: request.afterPacket,
       latest: null,
+      inWait: false,
       settle: (outcome) => {
         if (settled) return;
         settled = true;
+        if (waiter.inWait) registry.inWait--;
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         unregister(threadKey, waiter);
@@ -228,6 +234,8 @@ export async function waitForHandoffChange(request: WaitRequest): Promise<WaitOu
           return;
         }
         timer = setTimeout(() => waiter.settle({ changed: false, handoff: waiter.latest! }), waitMs);
+        waiter.inWait = true;
+        registry.inWait++;
       },
       (error: unknown) => waiter.settle(error instanceof Error ? error : new Error(String(error))),
     );
@@ -237,6 +245,8 @@ export async function waitForHandoffChange(request: WaitRequest): Promise<WaitOu
 export interface WaitRegistryStatus {
   /** Requests waiting in this process. */
   waiters: number;
+  /** Those past their first read: only news wakes them now. */
+  inWait: number;
   /** Threads they wait on. */
   threads: number;
   /** True while the registry holds its ledger-feed subscription. */
@@ -246,5 +256,5 @@ export interface WaitRegistryStatus {
 }
 
 export function waitRegistryStatus(): WaitRegistryStatus {
-  return { waiters: registry.waiters, threads: registry.groups.size, subscribed: registry.unsubscribe !== null, wakeReads: registry.wakeReads };
+  return { waiters: registry.waiters, inWait: registry.inWait, threads: registry.groups.size, subscribed: registry.unsubscribe !== null, wakeReads: registry.wakeReads };
 }

@@ -41,10 +41,16 @@ export async function loadThreadWork(threadKeys: readonly string[]): Promise<Map
   const rows = await inChunks(threadKeys, (keys) => db.threadWork.findMany({ where: { threadKey: { in: keys } } }));
   const work = new Map<string, ThreadWorkDto>();
   for (const row of rows) {
-    const shown = toThreadWork(toStored(row));
+    const shown = threadWorkOf(row);
     if (shown) work.set(row.threadKey, shown);
   }
   return work;
+}
+
+/** What a card shows of a thread's ThreadWork row (its columns read with the card: lib/board/card-rows.ts); null for none. */
+export function threadWorkOf(row: Row): ThreadWorkDto | null {
+  if (row.pullRequest === null && row.ci === null && row.review === null) return null;
+  return toThreadWork(toStored(row));
 }
 
 /**

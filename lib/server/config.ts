@@ -67,6 +67,8 @@ const envSchema = z.object({
   BATON_STALE_HOURS: z.coerce.number().positive().default(24),
   /** Verdict readings kept in memory at least (lib/views/verdict/cache.ts): more when the board shows more cards. */
   BATON_VERDICT_CACHE_ENTRIES: z.coerce.number().int().positive().default(2000),
+  /** The shortest time between two live batches (docs/decisions/076-live-batch-window.md); 0 sends every commit alone. */
+  BATON_LIVE_BATCH_MS: z.coerce.number().int().min(0).max(1_000).default(100),
   /** How often the watchdog looks for threads that went stale (and for its other findings). */
   BATON_STALE_CHECK_SECONDS: z.coerce.number().positive().default(60),
   /** How often watched folders are walked for files the watcher missed. */

@@ -25,13 +25,14 @@ const DELIVERIES: { name: string; request: (token: string, bytes: Uint8Array) =>
   { name: "chunked (1 KiB chunks)", request: (token, bytes) => packetRequest(token, streamOf(bytes, 1024)) },
 ];
 
-/** A single packet of exactly `size` bytes; `tag` keeps each one new. */
-function packetOfBytes(size: number, tag: string): Uint8Array {
+/** A single packet of exactly `size` bytes, as text (ASCII: one byte a character); `tag` keeps each one new. */
+function packetText(size: number, tag: string): string {
   const wrapper = packetOfSummaryLength(0, "").length;
-  const body = Buffer.from(packetOfSummaryLength(size - wrapper, tag));
-  expect(body.length).toBe(size);
-  return body;
+  const text = packetOfSummaryLength(size - wrapper, tag);
+  expect(Buffer.byteLength(text)).toBe(size);
+  return text;
 }
+const packetOfBytes = (size: number, tag: string): Uint8Array => Buffer.from(packetText(size, tag));
 
 /** A batch of exactly `size` bytes whose every packet stays within the packet limit. */
 function batchOfBytes(size: number, tag: string): Uint8Array {
@@ -39,7 +40,7 @@ function batchOfBytes(size: number, tag: string): Uint8Array {
   const overhead = '{"packets":[]}'.length + (count - 1);
   const each = Math.floor((size - overhead) / count);
   const sizes = Array.from({ length: count }, (_, i) => (i === count - 1 ? size - overhead - each * (count - 1) : each));
-  const packets = sizes.map((itemSize, i) => Buffer.from(packetOfBytes(itemSize, `${tag} item ${i} `)).toString());
+  const packets = sizes.map((itemSize, i) => packetText(itemSize, `${tag} item ${i} `));
   const body = Buffer.from(`{"packets":[${packets.join(",")}]}`);
   expect(body.length).toBe(size);
   return body;
@@ -147,7 +148,7 @@ describe("nesting and batch-size limits on POST /api/v1/packets", () => {
 
   it("refuses only the item of a batch that is over the packet limit, storing the others", async () => {
     const token = await createWriteToken();
-    const big = Buffer.from(packetOfBytes(PACKET_MAX_BYTES + 1, "big item ")).toString();
+    const big = packetText(PACKET_MAX_BYTES + 1, "big item ");
     const answer = await send(packetRequest(token, `{"packets":[{"summary":"small item"},${big}]}`));
     expect(answer.status).toBe(207);
     expect((answer.json as { results: { status: number; error?: { code: string } }[] }).results.map((item) => [item.status, item.error?.code])).toEqual([

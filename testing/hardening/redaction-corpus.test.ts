@@ -75,12 +75,14 @@ const outputs: string[] = [];
 
 /** The secret as it would appear raw, in a URL or in HTML. */
 const forms = (secret: string) => [...new Set([secret, encodeURIComponent(secret), secret.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")])];
+/** Each item's forms, made once: every output is searched for all of them. */
+const SEARCHED = CORPUS.map((item) => ({ item, forms: forms(item.secret) }));
 
 function search(output: string, text: string): string[] {
   outputs.push(output);
   const found: string[] = [];
-  for (const item of CORPUS) {
-    if (!forms(item.secret).some((form) => text.includes(form))) continue;
+  for (const { item, forms } of SEARCHED) {
+    if (!forms.some((form) => text.includes(form))) continue;
     found.push(`${item.label} in ${output}`);
     leaks.set(item.label, [...(leaks.get(item.label) ?? []), output]);
   }
@@ -199,6 +201,20 @@ function corpusPacket(thread: string, reportPaths: string[]): Record<string, unk
   };
 }
 
+/**
+ * Which threads' exports (handoff, handoff.md, packet, packet markdown) are read; every
+ * thread's own page (GET /api/v1/threads/:key: its hostile key looked up, its card and
+ * versions shown) is read on both databases. On SQLite every thread's exports; on PostgreSQL those of
+ * the values thread and of one one-line thread per seed: the exports render the redacted
+ * strings the rows hold with the same code on either database, and every row of every
+ * table is searched on both (docs/decisions/077-redaction-corpus-on-postgresql.md).
+ */
+const ONE_LINE_EXPORTS_READ_ON_POSTGRESQL = new Set([ONE_LINE[0], ONE_LINE.find((item) => CORPUS.indexOf(item) >= CORPUS.length / 2)]);
+function exportsReadFor(threadIndex: number): boolean {
+  if (!testsRunOnPostgresql() || threadIndex === 0) return true;
+  return ONE_LINE_EXPORTS_READ_ON_POSTGRESQL.has(ONE_LINE[threadIndex - 1]);
+}
+
 describe("the redaction corpus through every output", () => {
   it("ingests the corpus in values, keys, report files, thread keys, agent names, session ids and notes", async () => {
     // Report files: a verification's findings and a review's notes, each holding every text.
@@ -247,7 +263,7 @@ describe("the redaction corpus through every output", () => {
 
     const decided = await decide(person, first.thread_key, { kind: "approved", packet_id: first.packet_id, base_revision: 0, note: "rotate first" });
     expect(decided.human.revision).toBe(1);
-  }, 120_000); // about 85 packets and 170 session events over the routes: 8 s alone on PostgreSQL, 30 s and more in CI beside the other passes
+  }, 120_000); // 159 packets and 168 session events over the routes: 8 s alone on PostgreSQL, 30 s and more in CI beside the other passes
 
   it("no output carries any secret", async () => {
     const found: string[] = [];
@@ -263,6 +279,7 @@ describe("the redaction corpus through every output", () => {
     for (const [i, thread] of threadKeys.entries()) {
       const encoded = encodeURIComponent(thread);
       check("GET /api/v1/threads/:key", await get(threadById.GET as Handler, `/api/v1/threads/${encoded}`, readToken, { key: thread }));
+      if (!exportsReadFor(i)) continue;
       check("GET /api/v1/threads/:key/handoff", await get(threadHandoff.GET as Handler, `/api/v1/threads/${encoded}/handoff`, readToken, { key: thread }));
       check("GET /threads/:key/handoff.md", await get(handoffMd.GET as Handler, `/threads/${encoded}/handoff.md`, readToken, { key: thread }));
       const id = packetIds[i]!;

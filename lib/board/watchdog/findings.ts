@@ -52,23 +52,22 @@ async function readActiveThreads(): Promise<ActiveThreadRow[]> {
 /**
  * The active threads among `keys`, and every active thread of the same project and
  * branch (all a duplicate topic can involve): one card's findings without reading the board.
+ * One statement per chunk of keys: the asked threads on the key's index, their peers on the
+ * (project, branch) index, whatever the number of archived threads.
  */
 export async function readActiveThreadsAround(keys: readonly string[]): Promise<ActiveThreadRow[]> {
   const sql = await sqlExecutor();
-  const asked = await inChunks(keys, (chunk) =>
-    sql.query<ActiveThreadRow>(Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND t."key" IN (${Prisma.join(chunk)})`),
-  );
-  const places = new Map<string, [string, string]>();
-  for (const thread of asked) if (thread.project && thread.branch) places.set(JSON.stringify([thread.project, thread.branch]), [thread.project, thread.branch]);
-  const peers = await inChunks([...places.values()], (chunk) =>
+  const found = await inChunks([...new Set(keys)], (chunk) =>
     sql.query<ActiveThreadRow>(
-      Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND (${Prisma.join(
-        chunk.map(([project, branch]) => Prisma.sql`(t."project" = ${project} AND t."branch" = ${branch})`),
-        " OR ",
-      )})`,
+      Prisma.sql`SELECT ${ACTIVE_THREAD_COLUMNS} AND t."key" IN (${Prisma.join(chunk)})
+        UNION SELECT t."id", t."key", t."project", t."branch", t."topic", v."taskId", t."activeVersionId"
+        FROM "Thread" a
+        JOIN "Thread" t ON t."project" = a."project" AND t."branch" = a."branch"
+        JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
+        WHERE a."key" IN (${Prisma.join(chunk)}) AND a."archived" = FALSE AND a."activeVersionId" IS NOT NULL AND t."archived" = FALSE`,
     ),
   );
-  const byKey = new Map([...asked, ...peers].map((thread) => [thread.key, thread]));
+  const byKey = new Map(found.map((thread) => [thread.key, thread]));
   return [...byKey.values()];
 }
 
@@ -133,10 +132,12 @@ export function findDuplicateTopics(threads: readonly ActiveThreadRow[]): Watchd
 
 /**
  * Every finding about the active threads, now; with `keys`, the findings about
- * those threads only (read with their project/branch peers, not the whole board).
+ * those threads only (read with their project/branch peers, not the whole board). `around`:
+ * the threads the check covers when the caller has read them, readActiveThreadsAround(keys)
+ * or, without keys, every active thread (the whole board's cards).
  */
-export async function findWatchdogFindings(keys?: readonly string[]): Promise<WatchdogFinding[]> {
-  const threads = keys ? await readActiveThreadsAround(keys) : await readActiveThreads();
+export async function findWatchdogFindings(keys?: readonly string[], around?: readonly ActiveThreadRow[]): Promise<WatchdogFinding[]> {
+  const threads = around ?? (keys ? await readActiveThreadsAround(keys) : await readActiveThreads());
   const asked = keys ? new Set(keys) : null;
   const judged = asked ? threads.filter((thread) => asked.has(thread.key)) : threads;
   const findings = findDuplicateTopics(threads).filter((finding) => !asked || asked.has(finding.threadKey));
@@ -155,10 +156,10 @@ export async function findWatchdogFindings(keys?: readonly string[]): Promise<Wa
   return findings;
 }
 
-/** The findings as card flags, by thread key: one call per board load (`keys`: only those cards'). */
-export async function loadWatchdogFlags(keys?: readonly string[]): Promise<Map<string, Flag[]>> {
+/** The findings as card flags, by thread key: one call per board load (`keys`: only those cards'; `around` as findWatchdogFindings). */
+export async function loadWatchdogFlags(keys?: readonly string[], around?: readonly ActiveThreadRow[]): Promise<Map<string, Flag[]>> {
   const flags = new Map<string, Flag[]>();
-  for (const finding of await findWatchdogFindings(keys)) {
+  for (const finding of await findWatchdogFindings(keys, around)) {
     flags.set(finding.threadKey, [...(flags.get(finding.threadKey) ?? []), { code: finding.code, reason: finding.reason }]);
   }
   return flags;

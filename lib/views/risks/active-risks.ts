@@ -162,7 +162,15 @@ const SEVERE: ReadonlySet<Severity> = new Set(["critical", "high"]);
 export async function riskAttentionByVersion(versionIds: readonly string[], now: Date): Promise<Map<string, RiskAttention>> {
   const attention = new Map<string, RiskAttention>();
   if (!versionIds.length) return attention;
-  for (const risk of await readActiveRisks({ now, versionIds })) {
+  // Only severe or triaged risks can count: an untriaged risk below high needs nobody. A
+  // triage covers every row of its fingerprint, so each risk kept is read whole.
+  const severe = Prisma.join([...SEVERE].map((severity) => Prisma.sql`${severity}`));
+  const rows = await inChunks(
+    versionIds,
+    (ids) => readRows(Prisma.sql`AND t."activeVersionId" IN (${Prisma.join(ids)}) AND (r."severity" IN (${severe}) OR rt."state" IS NOT NULL)`),
+    IDS_PER_STATEMENT,
+  );
+  for (const risk of toActiveRisks(rows, now)) {
     if (!needsAttention(risk.state)) continue;
     const counts = attention.get(risk.versionId) ?? { unacknowledgedSevere: 0, regressed: 0 };
     if (risk.state === "regressed") counts.regressed++;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { enumMembers } from "../../core/enum-members";
 import { isoTime } from "../../core/iso-time";
 import { SEVERITIES, severityRank } from "../../contract/severity";
 import { RISK_STATES, TRIAGE_ACTIONS } from "./triage-state";
@@ -20,15 +21,13 @@ export const TRIAGE_TARGETS_MAX = 1000;
 export const RISK_VIEWS = ["open", "all"] as const;
 export type RiskView = (typeof RISK_VIEWS)[number];
 
+export const RISK_ORDERS = ["asc", "desc"] as const;
+export type RiskOrder = (typeof RISK_ORDERS)[number];
 /**
  * The list's orders: `attention` (regressed first, then by severity, then the most recently
  * seen) or one column of the table. Each column has the direction a first click gives.
  */
-export const RISK_SORTS = ["attention", "severity", "detail", "threads", "first_seen", "last_seen", "occurrences"] as const;
-export type RiskSort = (typeof RISK_SORTS)[number];
-export const RISK_ORDERS = ["asc", "desc"] as const;
-export type RiskOrder = (typeof RISK_ORDERS)[number];
-export const RISK_SORT_FIRST_ORDER: Record<RiskSort, RiskOrder> = {
+export const RISK_SORT_FIRST_ORDER = {
   attention: "desc",
   severity: "desc",
   detail: "asc",
@@ -36,7 +35,9 @@ export const RISK_SORT_FIRST_ORDER: Record<RiskSort, RiskOrder> = {
   first_seen: "desc",
   last_seen: "desc",
   occurrences: "desc",
-};
+} as const satisfies Record<string, RiskOrder>;
+export type RiskSort = keyof typeof RISK_SORT_FIRST_ORDER;
+export const RISK_SORTS = enumMembers(RISK_SORT_FIRST_ORDER);
 
 /** A group's values the list sorts by: computed by the database (lib/views/risks/list-sql.ts), compared in the browser for deltas. */
 export type RiskSortKey = "regressed" | "rank" | "detailKey" | "threads" | "firstSeen" | "lastSeen" | "occurrences";

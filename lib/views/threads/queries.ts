@@ -3,9 +3,13 @@ import { handoffWork } from "../../integrations/thread-work";
 import { database, databaseDialect } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import type { Prisma } from "../../generated/prisma/client";
+import { z } from "zod";
+import { SEVERITIES } from "../../contract/severity";
 import {
+  flagDto,
   packetDto,
-  threadCardDto,
+  riskCountsDto,
+  SESSION_EVENT_KINDS,
   threadDetailDto,
   threadListDto,
   type PacketDto,
@@ -16,7 +20,6 @@ import {
 import type { ThreadFilters, ThreadListQuery } from "./filters";
 import { emptyHumanSection, latestHumanRevision, sectionOf, summariseHuman, type HumanSection } from "../../human/section";
 import { latestHumanSections } from "../../human/latest-revision";
-import type { Flag } from "../../contract/lint";
 import { placeOf } from "../verdict/roots";
 
 const cardVersionSelect = {
@@ -54,13 +57,57 @@ export async function toCards(rows: readonly CardRow[]): Promise<ThreadCardDto[]
   return rows.map((row) => toCard(row, sections.get(row.activeVersion?.id ?? "") ?? emptyHumanSection()));
 }
 
-function toCard(row: CardRow, section: HumanSection): ThreadCardDto {
+/** What a card is made of, however it was read (Prisma's cardSelect, or the board's one statement: lib/board/card-rows.ts). */
+export interface CardColumns {
+  key: string;
+  agent: string | null;
+  project: string | null;
+  branch: string | null;
+  topic: string | null;
+  archived: boolean;
+  updatedAt: Date;
+  lastSessionKind: string | null;
+  lastSessionAt: Date | null;
+  activeVersion: {
+    id: string;
+    receivedAt: Date;
+    producerCreatedAt: Date | null;
+    summary: string | null;
+    taskId: string | null;
+    nextAction: string | null;
+    highestSeverity: string | null;
+    riskCounts: string;
+    questionCount: number;
+    flags: string;
+  } | null;
+}
+
+/**
+ * The parts of a card stored as free text or JSON, checked here: the rest of the card is
+ * typed already, so the whole card is not parsed again (the board builds 1,000 of them per
+ * load: docs/decisions/074-board-reads.md).
+ */
+const storedCardParts = z.object({
+  lastSessionKind: z.enum(SESSION_EVENT_KINDS).nullable(),
+  highestSeverity: z.enum(SEVERITIES).nullable(),
+  riskCounts: riskCountsDto,
+  flags: z.array(flagDto),
+});
+
+/** A thread's card from its row and its active version's latest human section. */
+export function toCard(row: CardColumns, section: HumanSection): ThreadCardDto {
   const version = row.activeVersion;
   if (!version) throw new Error(`thread ${row.key} has no active version`);
   const human = summariseHuman(section, version.questionCount);
   // The lint flags as stored at ingest; what a card shows is lib/board/flags.ts's (lib/views/threads/flagged.ts).
-  const flags = JSON.parse(version.flags) as Flag[];
-  return threadCardDto.parse({
+  const stored = storedCardParts.parse({
+    lastSessionKind: row.lastSessionAt ? row.lastSessionKind : null,
+    highestSeverity: version.highestSeverity,
+    riskCounts: JSON.parse(version.riskCounts),
+    flags: JSON.parse(version.flags),
+  });
+  const receivedAt = version.receivedAt.toISOString();
+  return {
     key: row.key,
     agent: row.agent,
     project: row.project,
@@ -68,22 +115,22 @@ function toCard(row: CardRow, section: HumanSection): ThreadCardDto {
     topic: row.topic,
     archived: row.archived,
     updated_at: row.updatedAt.toISOString(),
-    last_session: row.lastSessionKind && row.lastSessionAt ? { kind: row.lastSessionKind, at: row.lastSessionAt.toISOString() } : null,
+    last_session: stored.lastSessionKind && row.lastSessionAt ? { kind: stored.lastSessionKind, at: row.lastSessionAt.toISOString() } : null,
     active_packet: {
       id: version.id,
-      received_at: version.receivedAt.toISOString(),
+      received_at: receivedAt,
       created_at: version.producerCreatedAt?.toISOString() ?? null,
       summary: version.summary,
       task_id: version.taskId,
       next_action: version.nextAction,
-      highest_severity: version.highestSeverity,
-      risk_counts: JSON.parse(version.riskCounts),
+      highest_severity: stored.highestSeverity,
+      risk_counts: stored.riskCounts,
       question_count: version.questionCount,
-      flags,
-      flags_computed_at: version.receivedAt.toISOString(),
+      flags: stored.flags,
+      flags_computed_at: receivedAt,
       human,
     },
-  });
+  };
 }
 
 export function filterWhere(filters: ThreadFilters): Prisma.ThreadWhereInput {

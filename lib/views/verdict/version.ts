@@ -5,7 +5,8 @@ import type { CanonicalPacket } from "../../contract/canonical";
 import type { VerdictPointer } from "./read";
 import { peekVerdictCached, readVerdictCached, verdictPlaceKey } from "./cache";
 import type { VerdictReadingDto } from "./dto";
-import { attachedReportsOf, attachedReportsSelect, placeOf, versionPlaceSelect, workspaceRootsFor } from "./roots";
+import { attachedReportsOf, attachedReportsSelect, placeOf, versionPlaceSelect, workspaceRootsFor, type VersionPlaceRow } from "./roots";
+import { config } from "../../server/config";
 
 /**
  * The verdict of stored versions, the one way every view reads it: the workspace the
@@ -18,24 +19,43 @@ export async function readVersionVerdicts(
   versionIds: readonly string[],
   options: { fresh?: boolean } = {},
 ): Promise<Map<string, VerdictReadingDto>> {
-  const readings = new Map<string, VerdictReadingDto>();
   const ids = [...new Set(versionIds)];
-  if (!ids.length) return readings;
+  if (!ids.length) return new Map();
   const db = await database();
   // Where each version is read from is checked every time: its file may have been found
   // since (by another instance too), which makes a cached reading stale.
   const places = await inChunks(ids, (chunk) =>
     db.packetVersion.findMany({ where: { id: { in: chunk } }, select: { id: true, project: true, ...versionPlaceSelect, reports: { select: { ref: true } } } }),
   );
+  return readVerdictsAt(
+    places.map((version) => ({ ...version, reportRefs: version.reports.map((report) => report.ref) })),
+    options,
+  );
+}
+
+/** Where a version's verdict is read from, as read now (readVersionVerdicts, or the board's card rows: lib/board/card-rows.ts). */
+export interface VersionPlace extends VersionPlaceRow {
+  id: string;
+  project: string | null;
+  /** The refs of the reports sent with the packet. */
+  reportRefs: readonly string[];
+}
+
+/** The verdicts of versions whose places were just read; pointers are loaded only for misses. */
+export async function readVerdictsAt(places: readonly VersionPlace[], options: { fresh?: boolean } = {}): Promise<Map<string, VerdictReadingDto>> {
+  const readings = new Map<string, VerdictReadingDto>();
   const misses: { id: string; roots: string[] }[] = [];
+  const configuredRoots = config().BATON_WORKSPACE_ROOTS;
   for (const version of places) {
-    const roots = workspaceRootsFor({ workspaceRoot: placeOf(version).workspaceRoot, project: version.project });
-    const refs = new Map(version.reports.map((report) => [report.ref, ""]));
+    if (readings.has(version.id)) continue;
+    const roots = workspaceRootsFor({ workspaceRoot: placeOf(version).workspaceRoot, project: version.project }, configuredRoots);
+    const refs = new Map(version.reportRefs.map((ref) => [ref, ""]));
     const cached = options.fresh ? undefined : peekVerdictCached(version.id, verdictPlaceKey(roots, refs));
     if (cached) readings.set(version.id, await cached);
     else misses.push({ id: version.id, roots });
   }
   if (!misses.length) return readings;
+  const db = await database();
   const rootsOf = new Map(misses.map((miss) => [miss.id, miss.roots]));
   const versions = await inChunks(
     misses.map((miss) => miss.id),
