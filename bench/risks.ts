@@ -13,7 +13,9 @@
  *     (a text filter the views still compute: `q=risk` matches every seeded risk's detail).
  * It prints p50/p95 ms and the answer's bytes per page, the ratio computed / stored, and the
  * writers' side: each big packet's ingest, one more 5,000-risk packet replacing a big one, a
- * triage of 100 risks, and the read model built in full from the stored risks.
+ * triage of 100 risks (each only marks what changed), the refresh after commit of what they
+ * marked (steps, one transaction each, and the longest), and the read model built from the
+ * stored risks as a database from before it gets it (in steps: docs/decisions/084-risk-groups-refreshed-after-commit.md).
  *
  * Env: BENCH_BIG_PACKETS (5), BENCH_THREADS (200), BENCH_REQUESTS (15); DATABASE_URL (above).
  * Exit: 0 measured; 1 could not set up or run; 2 a page was not what was seeded.
@@ -25,7 +27,7 @@ import { startRouteServer } from "../testing/route-server";
 import { GET } from "../app/api/v1/risks/route";
 import { createApiToken } from "../lib/auth/tokens";
 import { createFirstAdmin } from "../lib/auth/users";
-import { closeDatabase, inTransaction, sqlExecutor } from "../lib/db/client";
+import { closeDatabase, sqlExecutor } from "../lib/db/client";
 import { migrateDatabase } from "../lib/db/migrate/index";
 import { Prisma } from "../lib/generated/prisma/client";
 import { ingestPacket } from "../lib/ingest/ingest";
@@ -33,7 +35,7 @@ import { riskFingerprint } from "../lib/contract/fingerprint";
 import { PACKET_LIST_LIMITS } from "../lib/contract/schema";
 import { resetConfig } from "../lib/server/config";
 import { riskListDto } from "../lib/views/risks/dto";
-import { refreshThreadRisks } from "../lib/views/risks/read-model";
+import { refreshRiskGroups } from "../lib/views/risks/read-model";
 import { triageRisks } from "../lib/views/risks/triage";
 
 const SEVERITIES = ["critical", "high", "medium", "low", "info"];
@@ -88,6 +90,8 @@ async function main(): Promise<void> {
     const targets = Array.from({ length: 100 }, (_, n) => ({ thread_key: `bench/big-0`, fingerprint: riskFingerprint(`paged risk P0-R${n} of the big packet`) }));
     const triage = await timed(() => triageRisks(person, { action: "snoozed", targets, snoozed_until: new Date(Date.now() + 86_400_000) }));
     await triageRisks(person, { action: "resolved", targets: [{ thread_key: "bench/board-0", fingerprint: riskFingerprint("board risk T0-b") }] });
+    // What the seed marked, refreshed as a server's background does after commit: the pages below read stored groups.
+    const seedRefresh = await timed(() => refreshRiskGroups());
 
     // Every group, less the 100 snoozed and the 1 resolved (the default view hides them).
     const groups = bigPackets * perPacket + boardThreads * 2 + Math.min(20, boardThreads) - 101;
@@ -153,15 +157,31 @@ async function main(): Promise<void> {
     }
 
     const replace = await timed(() => ingestPacket(bigPacket(0, 1), { kind: "http", actor: "bench" }, new Date()));
-    const threads = await (await sqlExecutor()).query<{ id: string }>(Prisma.sql`SELECT "id" FROM "Thread" WHERE "archived" = ${false}`);
-    const build = await timed(() => inTransaction((tx) => refreshThreadRisks(tx, threads.map((thread) => thread.id)), { timeoutMs: 600_000 }));
+    const replaceRefresh = await timed(() => refreshRiskGroups());
+    const smallIngest: number[] = [];
+    for (let n = 0; n < 20; n++) {
+      const open_risks = [{ severity: "low", detail: `board risk T${n}-a of thread ${n % 7}` }, { severity: "high", detail: `small risk ${n}` }, { severity: "high", detail: `shared risk S${n % 20} across threads` }];
+      smallIngest.push((await timed(() => ingestPacket({ thread: `bench/board-${n}`, summary: "small", next_action: "continue", open_risks }, { kind: "http", actor: "bench" }, new Date()))).ms);
+    }
+    const smallRefresh = await timed(() => refreshRiskGroups());
+    // A database from before the model: no build's name. A new client forgets that this one began its build.
+    await (await sqlExecutor()).execute(Prisma.sql`DELETE FROM "ReadModelBuild"`);
+    await closeDatabase();
+    const build = await timed(() => refreshRiskGroups());
 
     console.log(`\nGET /api/v1/risks, limit=100, ${groups} groups, ${requests} requests per row (interleaved, after 3 warm-ups)\n`);
     console.log(formatTable(["order", "page", "p50 ms", "p95 ms", "bytes"], rows));
     console.log(`\n${ratios.join("\n")}`);
     console.log(`\nwriters: big packet ingest ${bigIngest.map((ms) => fixed(ms, 0)).join(", ")} ms; ${boardThreads} board packets ${fixed(boardMs, 0)} ms in all`);
-    console.log(`writers: a 5,000-risk packet replacing one (both versions' groups rewritten) ${fixed(replace.ms, 0)} ms; triage of 100 risks ${fixed(triage.ms, 0)} ms`);
-    console.log(`writers: the read model built in full (${threads.length} threads) ${fixed(build.ms, 0)} ms`);
+    console.log(`writers: a 5,000-risk packet replacing one ${fixed(replace.ms, 0)} ms; triage of 100 risks ${fixed(triage.ms, 0)} ms`);
+    const sortedSmall = [...smallIngest].sort((a, b) => a - b);
+    console.log(`writers: 20 three-risk packets, p50 ${fixed(percentile(sortedSmall, 50), 1)} ms, max ${fixed(sortedSmall.at(-1)!, 1)} ms`);
+    const refreshed = (name: string, run: { ms: number; value: { steps: number; longestStepMs: number } }) =>
+      `refresh after commit, ${name}: ${fixed(run.ms, 0)} ms in ${run.value.steps} steps, longest step ${fixed(run.value.longestStepMs, 0)} ms`;
+    console.log(refreshed("the seed", seedRefresh));
+    console.log(refreshed("the 5,000-risk replacement (both versions' groups)", replaceRefresh));
+    console.log(refreshed("the 20 small packets", smallRefresh));
+    console.log(refreshed("the build of a database from before the model", build));
   } finally {
     await server.close();
     await closeDatabase();

@@ -4,7 +4,7 @@ import { BatonError } from "../core/errors";
 import { announceLedger } from "../events/bus";
 import { appendLedgerEvents } from "../events/ledger";
 import type { Person } from "../auth/roles";
-import { refreshThreadRisks } from "../views/risks/read-model";
+import { markRiskThreads } from "../views/risks/read-model";
 
 /**
  * Takes a thread off the board (the archived flag a producer's `status: "archived"` also sets);
@@ -14,7 +14,7 @@ export async function archiveThreadIn(tx: Tx, threadKey: string, actor: string, 
   const { count } = await tx.thread.updateMany({ where: { key: threadKey, archived: false }, data: { archived: true, updatedAt: at } });
   if (!count) return false;
   const thread = await tx.thread.findUniqueOrThrow({ where: { key: threadKey }, select: { id: true } });
-  await refreshThreadRisks(tx, [thread.id], at);
+  await markRiskThreads(tx, [thread.id]);
   await appendLedgerEvents(tx, [{ kind: "thread_archived", threadKey, actor, data: { reason } }], at);
   return true;
 }

@@ -8,7 +8,7 @@ import { RISK_SORT_FIRST_ORDER, riskListDto, type RiskGroupDto, type RiskListDto
 import { RISK_PAGE_MAX_BYTES, riskFiltersSchema, type RiskFilters } from "./filters";
 import { inChunks } from "../../db/sql";
 import { countGroups, decodeCursor, encodeCursor, groupsSql, HIDDEN_BY_DEFAULT, keyValuesOf, sortKeys, type GroupRow } from "./list-sql";
-import { riskGroupsAt, storedCounts, storedGroups } from "./read-model";
+import { storedCounts, storedGroups, withStoredRiskGroups } from "./read-model";
 
 
 /** The shapes live in ./dto (client-safe); importers of this module keep finding them here. */
@@ -137,16 +137,10 @@ export async function listRisks(
   const { limit } = filters;
   // One row more than a page can hold says whether another page follows (every group has a thread).
   const asked = limit === undefined ? undefined : limit + 1;
-  let rows: GroupRow[];
-  let counts: { total: number; hidden: number };
-  if (q) {
-    // A text filter narrows the risks before grouping: its groups are computed, not stored.
-    const sql = await sqlExecutor();
-    [rows, counts] = await Promise.all([sql.query<GroupRow>(groupsSql(view, q, now, keys, after, asked)), countGroups(view, q, now)]);
-  } else {
-    await riskGroupsAt(now);
-    [rows, counts] = await Promise.all([storedGroups(view, sort, order, after, asked), storedCounts(view)]);
-  }
+  // The stored groups (decision 075) when they hold at `now`; else, and under a text filter (the
+  // stored keys hold no words), the groups are computed over the active risks (decision 084).
+  const stored = q ? null : await withStoredRiskGroups(now, () => Promise.all([storedGroups(view, sort, order, after, asked), storedCounts(view)]));
+  const [rows, counts] = stored ?? (await Promise.all([(await sqlExecutor()).query<GroupRow>(groupsSql(view, q, now, keys, after, asked)), countGroups(view, q, now)]));
   const candidates: GroupRow[] = [];
   let threadCount = 0;
   for (const row of rows) {
@@ -177,9 +171,7 @@ export async function listRisks(
   return riskListDto.parse({ generated_at: now.toISOString(), view, sort, order, groups, next_cursor, total: counts.total, hidden: counts.hidden });
 }
 
-/** A view's counts (`total`, `hidden`): from the stored groups, or computed under a text filter. */
+/** A view's counts (`total`, `hidden`): from the stored groups when they hold, else computed. */
 export async function countRisks(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<{ total: number; hidden: number }> {
-  if (q) return countGroups(view, q, now);
-  await riskGroupsAt(now);
-  return storedCounts(view);
+  return (q ? null : await withStoredRiskGroups(now, () => storedCounts(view))) ?? countGroups(view, q, now);
 }

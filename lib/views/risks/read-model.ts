@@ -1,7 +1,10 @@
 import "server-only";
-import { database, inTransaction, sqlExecutor, type Db, type SqlExecutor, type Tx } from "../../db/client";
+import { performance } from "node:perf_hooks";
+import { database, databaseDialect, inTransaction, sqlExecutor, type Db, type SqlExecutor, type Tx } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
 import { inChunks, insertRows } from "../../db/sql";
+import { onLedger } from "../../events/bus";
+import { processSlot, singleton } from "../../core/singleton";
 import { asDate } from "./active-risks";
 import { RISK_SORT_KEYS, type RiskOrder, type RiskSort, type RiskSortKey } from "./dto";
 import type { RiskFilters } from "./filters";
@@ -9,13 +12,15 @@ import { groupsSql, hiddenPairsSql, sortKeys, type GroupRow, type KeyValue, type
 
 /**
  * The risks list's read model (docs/decisions/075-risk-groups-stored.md): each group's sort keys
- * per view, stored (RiskGroupKey) and rewritten whenever what they derive from changes, in the
- * writer's transaction: a thread's active packet or archiving (refreshThreadRisks, from ingest
- * and archive), a triage (refreshRiskGroups). The keys are computed by the same statement the
- * list used to run over every active risk (groupsSql), restricted to the changed fingerprints, so
- * the stored order is the computed one. A dated snooze changes the open view with the clock:
- * each fingerprint's "all" row says from when until when its rows hold, and a read first
- * rewrites the rows that do not hold at its time (refreshStaleRiskGroups).
+ * per view, stored (RiskGroupKey). Writers only mark what changed, one statement in their
+ * transaction (markRiskThreads from ingest and archive, markRiskGroups from triage); the groups
+ * are rewritten after commit by a refresher, a bounded step per transaction, and a read first
+ * refreshes whatever is still marked, or computes its page when that is more than a step
+ * (docs/decisions/084-risk-groups-refreshed-after-commit.md). The keys are computed by the same
+ * statement the list runs over every active risk (groupsSql), restricted to the marked
+ * fingerprints, so the stored order is the computed one. A dated snooze changes the open view
+ * with the clock: each fingerprint's "all" row says from when until when its rows hold, and a
+ * read first rewrites the rows that do not hold at its time.
  */
 
 const BUILD_NAME = "risk-groups";
@@ -126,17 +131,34 @@ const storedRow = (view: RiskFilters["state"], row: GroupRow, extra: { hiddenPai
 /** The attention order: any order would do, the rows are stored, not listed. */
 const ANY_ORDER: SortKey[] = sortKeys("attention", "desc");
 
+/** Threads whose pairs one refresh step rewrites: a thread carries at most one packet's risks (5,000). */
+export const THREADS_PER_STEP = 10;
+/** Groups one refresh step rewrites (both views): about a tenth of a second on the 2-core machine. */
+export const GROUPS_PER_STEP = 500;
+/** Refresh steps a read runs itself before it computes its page instead (the rest left to the refresher). */
+const READ_STEPS_MAX = 3;
+/** The refresher waits this long after a ledger announcement, so that a burst of writes shares its steps. */
+const REFRESH_DELAY_MS = 50;
+/** The refreshers' advisory lock on PostgreSQL ("baton-r" in ASCII): one refresher at a time across instances. */
+const REFRESH_LOCK_KEY = 0x626174_6f6e2d72n;
+
 /**
- * Rewrites the stored rows of `fingerprints` from the active risks, their histories and triage
- * at `now`. Inside the writer's transaction (the one that changed them). A page's worth of
- * statements per 500 fingerprints.
+ * A writer's mark, in its transaction: these threads' active packet, history or archiving
+ * changed. One statement; the refresher rewrites their pairs and groups after commit.
  */
-export async function refreshRiskGroups(tx: Tx, fingerprints: readonly string[], now: Date): Promise<void> {
-  if (await builtIn(tx, false)) await rewriteGroups(tx, fingerprints, now);
+export async function markRiskThreads(tx: Tx, threadIds: readonly string[]): Promise<void> {
+  const unique = [...new Set(threadIds)];
+  if (unique.length) await insertRows(await sqlExecutor(tx), "RiskThreadMark", ["threadId"], unique.map((id) => [id]));
 }
 
-async function rewriteGroups(tx: Tx, fingerprints: readonly string[], now: Date): Promise<void> {
-  const sql = await sqlExecutor(tx);
+/** A writer's mark, in its transaction: these fingerprints' triage changed. One statement. */
+export async function markRiskGroups(tx: Tx, fingerprints: readonly string[]): Promise<void> {
+  const unique = [...new Set(fingerprints)];
+  if (unique.length) await insertRows(await sqlExecutor(tx), "RiskGroupMark", ["fingerprint"], unique.map((fingerprint) => [fingerprint]));
+}
+
+/** Rewrites the stored rows of `fingerprints` from the active risks, their histories and triage at `now`. */
+async function rewriteGroups(sql: SqlExecutor, fingerprints: readonly string[], now: Date): Promise<void> {
   await inChunks([...new Set(fingerprints)], async (chunk) => {
     const groups = await sql.query<GroupRow & { view: RiskFilters["state"] }>(Prisma.sql`
       SELECT 'all' AS "view", a.* FROM (${groupsSql("all", undefined, now, ANY_ORDER, null, undefined, chunk)}) a
@@ -160,91 +182,194 @@ async function rewriteGroups(tx: Tx, fingerprints: readonly string[], now: Date)
 }
 
 /**
- * After threads changed (a new active packet, a packet of their history, archiving): their
- * active fingerprints are written again, and the groups of the ones they carried before and
- * carry now are refreshed. Inside the transaction that changed them.
+ * Threads' pairs written again from their active packets; the fingerprints they carried before
+ * and carry now are marked for their groups' rewrite (a later step's, when they are many).
  */
-export async function refreshThreadRisks(tx: Tx, threadIds: readonly string[], now = new Date()): Promise<void> {
-  if (await builtIn(tx, false)) await rewriteThreads(tx, threadIds, now);
+async function rewritePairs(sql: SqlExecutor, threadIds: readonly string[]): Promise<void> {
+  const threads = [...new Set(threadIds)];
+  const before = await sql.query<{ fingerprint: string }>(Prisma.sql`DELETE FROM "RiskActivePair" WHERE "threadId" IN (${Prisma.join(threads)}) RETURNING "fingerprint"`);
+  const after = await sql.query<{ fingerprint: string }>(Prisma.sql`
+    INSERT INTO "RiskActivePair" ("threadId", "fingerprint")
+    SELECT DISTINCT t."id", r."fingerprint" FROM "Thread" t JOIN "Risk" r ON r."versionId" = t."activeVersionId"
+    WHERE t."archived" = ${false} AND t."id" IN (${Prisma.join(threads)})
+    RETURNING "fingerprint"`);
+  const fingerprints = [...new Set([...before, ...after].map((row) => row.fingerprint))];
+  await insertRows(sql, "RiskGroupMark", ["fingerprint"], fingerprints.map((fingerprint) => [fingerprint]));
 }
 
-async function rewriteThreads(tx: Tx, threadIds: readonly string[], now: Date): Promise<void> {
-  const sql = await sqlExecutor(tx);
-  const fingerprints = await inChunks([...new Set(threadIds)], async (chunk) => {
-    const before = await sql.query<{ fingerprint: string }>(Prisma.sql`DELETE FROM "RiskActivePair" WHERE "threadId" IN (${Prisma.join(chunk)}) RETURNING "fingerprint"`);
-    const after = await sql.query<{ fingerprint: string }>(Prisma.sql`
-      INSERT INTO "RiskActivePair" ("threadId", "fingerprint")
-      SELECT DISTINCT t."id", r."fingerprint" FROM "Thread" t JOIN "Risk" r ON r."versionId" = t."activeVersionId"
-      WHERE t."archived" = ${false} AND t."id" IN (${Prisma.join(chunk)})
-      RETURNING "fingerprint"`);
-    return [...before, ...after].map((row) => row.fingerprint);
+/** One refresher at a time in this process: a read's steps and the background's never interleave. */
+const refreshTurn = singleton("RiskGroupRefreshTurn", () => ({ tail: Promise.resolve() as Promise<unknown> }));
+
+function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  const run = refreshTurn.tail.then(work, work);
+  refreshTurn.tail = run.catch(() => undefined);
+  return run;
+}
+
+/** A refresher's transaction: on PostgreSQL under the refreshers' lock, not the writers' (ingest does not wait for it). */
+function refreshTransaction<T>(work: (sql: SqlExecutor) => Promise<T>, timeoutMs?: number): Promise<T> {
+  return inTransaction(
+    async (tx) => {
+      const sql = await sqlExecutor(tx);
+      if (databaseDialect() === "postgresql") await sql.query(Prisma.sql`SELECT 1 AS "locked" FROM pg_advisory_xact_lock(${REFRESH_LOCK_KEY})`);
+      return work(sql);
+    },
+    { ledger: false, ...(timeoutMs ? { timeoutMs } : {}) },
+  );
+}
+
+/**
+ * One bounded step, in one transaction: claims (deletes) up to THREADS_PER_STEP thread marks and
+ * rewrites their pairs, then claims up to GROUPS_PER_STEP group marks and rewrites those groups
+ * at `now`. A mark committed meanwhile stays for the next step. True when it claimed any.
+ */
+async function refreshStep(now: Date): Promise<boolean> {
+  return refreshTransaction(async (sql) => {
+    const threads = await sql.query<{ threadId: string }>(Prisma.sql`
+      DELETE FROM "RiskThreadMark" WHERE "id" IN (SELECT "id" FROM "RiskThreadMark" ORDER BY "id" LIMIT ${THREADS_PER_STEP}) RETURNING "threadId"`);
+    if (threads.length) await rewritePairs(sql, threads.map((row) => row.threadId));
+    const groups = await sql.query<{ fingerprint: string }>(Prisma.sql`
+      DELETE FROM "RiskGroupMark" WHERE "id" IN (SELECT "id" FROM "RiskGroupMark" ORDER BY "id" LIMIT ${GROUPS_PER_STEP}) RETURNING "fingerprint"`);
+    if (groups.length) await rewriteGroups(sql, groups.map((row) => row.fingerprint), now);
+    return threads.length > 0 || groups.length > 0;
   });
-  await rewriteGroups(tx, fingerprints, now);
 }
 
-/** Databases whose read model is known to be built (one look per database and process). */
-const built = new WeakSet<Db>();
+/** Marks not yet refreshed, each count capped just above what one step takes. */
+async function pendingMarks(sql: SqlExecutor): Promise<{ threads: number; groups: number }> {
+  const [row] = await sql.query<{ threads: number | bigint; groups: number | bigint }>(Prisma.sql`
+    SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM "RiskThreadMark" LIMIT ${THREADS_PER_STEP + 1}) t) AS "threads",
+      (SELECT COUNT(*) FROM (SELECT 1 FROM "RiskGroupMark" LIMIT ${GROUPS_PER_STEP + 1}) g) AS "groups"`);
+  return { threads: Number(row?.threads ?? 0), groups: Number(row?.groups ?? 0) };
+}
+
+/** Databases whose build is known to have begun (one look per database and process). */
+const buildBegun = new WeakSet<Db>();
 
 const buildDone = async (sql: SqlExecutor) =>
   (await sql.query<{ name: string }>(Prisma.sql`SELECT "name" FROM "ReadModelBuild" WHERE "name" = ${BUILD_NAME}`)).length > 0;
 
 /**
- * A writer's transaction builds the read model in full only while that is quick: a new database,
- * or one with few active risks. A larger one that predates the model is built by its first read,
- * in a transaction of its own without the writers' time limit; until then writers leave it be.
+ * A database that never had the model (one from before it, or a new one) gets it built by the
+ * refresher: one transaction empties both tables and marks every active thread (a statement over
+ * the threads, not their risks), and writes the build's name; the steps do the rest, a chunk each.
  */
-const BUILD_IN_A_WRITE_MAX_RISKS = 10_000;
-
-/**
- * Whether the read model is built (and so must be kept) in `tx`: builds it when this database
- * never had it, if `always` or its active risks are few; false when it is left for a read.
- */
-async function builtIn(tx: Tx, always: boolean): Promise<boolean> {
+async function beginBuild(): Promise<void> {
   const db = await database();
-  if (built.has(db)) return true;
-  const sql = await sqlExecutor(tx);
-  if (await buildDone(sql)) {
-    built.add(db);
-    return true;
+  if (buildBegun.has(db)) return;
+  if (!(await buildDone(await sqlExecutor()))) {
+    await inTurn(() =>
+      refreshTransaction(async (sql) => {
+        if (await buildDone(sql)) return;
+        await sql.execute(Prisma.sql`DELETE FROM "RiskActivePair"`);
+        await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey"`);
+        await sql.execute(Prisma.sql`
+          INSERT INTO "RiskThreadMark" ("threadId") SELECT "id" FROM "Thread" WHERE "archived" = ${false} AND "activeVersionId" IS NOT NULL`);
+        await sql.execute(Prisma.sql`INSERT INTO "ReadModelBuild" ("name", "builtAt") VALUES (${BUILD_NAME}, ${new Date()})`);
+      }),
+    );
   }
-  if (!always) {
-    const [few] = await sql.query<{ risks: number | bigint }>(Prisma.sql`
-      SELECT COUNT(*) AS "risks" FROM (
-        SELECT 1 FROM "Thread" t JOIN "Risk" r ON r."versionId" = t."activeVersionId" WHERE t."archived" = ${false} LIMIT ${BUILD_IN_A_WRITE_MAX_RISKS + 1}
-      ) a`);
-    if (Number(few?.risks ?? 0) > BUILD_IN_A_WRITE_MAX_RISKS) return false;
-  }
-  await sql.execute(Prisma.sql`DELETE FROM "RiskActivePair"`);
-  await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey"`);
-  const threads = await sql.query<{ id: string }>(Prisma.sql`SELECT "id" FROM "Thread" WHERE "archived" = ${false} AND "activeVersionId" IS NOT NULL`);
-  await rewriteThreads(tx, threads.map((thread) => thread.id), new Date());
-  // Known as built in this process only once a later transaction reads the committed mark.
-  await sql.execute(Prisma.sql`INSERT INTO "ReadModelBuild" ("name", "builtAt") VALUES (${BUILD_NAME}, ${new Date()})`);
-  return true;
+  buildBegun.add(db);
 }
 
-/** A read's look that the model is built, building it in a transaction of its own when not. */
-async function ensureBuilt(): Promise<void> {
-  const db = await database();
-  if (built.has(db)) return;
-  if (await buildDone(await sqlExecutor())) {
-    built.add(db);
+/** Whether this process runs the background refresher (a server: lib/server/background.ts). */
+const refresherStarted = singleton("RiskGroupRefresherStarted", () => ({ value: false }));
+
+const refresher = processSlot<{ timer: NodeJS.Timeout | null; running: boolean; again: boolean }>("RiskGroupRefresher");
+
+/**
+ * Refreshes until no mark is left, a step (one transaction) at a time at the current time, after
+ * beginning the build of a database without the model. The background's work; benchmarks and
+ * tests call it to wait for it. Returns the steps taken and the longest one's milliseconds.
+ */
+export async function refreshRiskGroups(): Promise<{ steps: number; longestStepMs: number }> {
+  await beginBuild();
+  let steps = 0;
+  let longestStepMs = 0;
+  for (;;) {
+    const start = performance.now();
+    if (!(await inTurn(() => refreshStep(new Date())))) break;
+    steps++;
+    longestStepMs = Math.max(longestStepMs, performance.now() - start);
+  }
+  return { steps, longestStepMs };
+}
+
+/** The background refresher's run: again while writes announced themselves meanwhile; errors are logged (a read refreshes or computes). */
+async function drain(): Promise<void> {
+  const state = refresher.value!;
+  if (state.running) {
+    state.again = true;
     return;
   }
-  await inTransaction((tx) => builtIn(tx, true), { timeoutMs: 600_000 });
+  state.running = true;
+  try {
+    do {
+      state.again = false;
+      await refreshRiskGroups();
+    } while (state.again);
+  } catch (error) {
+    console.error(`baton: refreshing the risks list's groups failed (a read refreshes or computes them): ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    state.running = false;
+  }
+}
+
+/** Schedules the refresher shortly, once for a burst of calls (a server's background; see startRiskGroupRefresher). */
+export function scheduleRiskGroupRefresh(delayMs = REFRESH_DELAY_MS): void {
+  const state = (refresher.value ??= { timer: null, running: false, again: false });
+  if (state.timer) return;
+  state.timer = setTimeout(() => {
+    state.timer = null;
+    void drain();
+  }, delayMs);
+  state.timer.unref();
 }
 
 /**
- * Makes the stored rows hold at `now`: builds them once, then rewrites the fingerprints whose
- * dated snoozes ended (or, for a `now` before their time, had not yet begun) since they were written.
+ * A running server's refresher: after every ledger announcement (a packet, archiving, a triage;
+ * on PostgreSQL another instance's too) it refreshes what is marked, and at start it begins the
+ * build of a database that has no model, in steps, without holding up the start.
  */
-export async function riskGroupsAt(now: Date): Promise<void> {
-  await ensureBuilt();
-  const sql = await sqlExecutor();
-  const stale = await sql.query<{ fingerprint: string }>(Prisma.sql`
-    SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" = ${"all"} AND "openUntil" <= ${now}
-    UNION SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" = ${"all"} AND "openFrom" > ${now}`);
-  if (!stale.length) return;
-  await inTransaction((tx) => refreshRiskGroups(tx, stale.map((row) => row.fingerprint), now));
+export function startRiskGroupRefresher(): void {
+  if (refresherStarted.value) return;
+  refresherStarted.value = true;
+  onLedger(() => scheduleRiskGroupRefresh());
+  scheduleRiskGroupRefresh(0);
 }
 
+/**
+ * Makes the stored rows hold at `now` and then reads them with `read`, or answers null when they
+ * cannot be made to hold within a few steps (a build or a big packet's marks under way: the
+ * caller computes its page, and the refresher carries on). Under the process's refresh turn, so
+ * that no step of this process rewrites groups between the look and the read.
+ */
+export async function withStoredRiskGroups<T>(now: Date, read: () => Promise<T>): Promise<T | null> {
+  await beginBuild();
+  const sql = await sqlExecutor();
+  let fresh = false;
+  const answer = await inTurn(async () => {
+    for (let steps = 0; ; steps++) {
+      const pending = await pendingMarks(sql);
+      if (!pending.threads && !pending.groups) break;
+      const withinAStep = pending.threads <= THREADS_PER_STEP && pending.groups <= GROUPS_PER_STEP;
+      // More than a step's marks: a server's refresher is on them; without one (a CLI, a test) each read takes one step.
+      if (steps >= READ_STEPS_MAX || (!withinAStep && (steps > 0 || refresherStarted.value))) return null;
+      await refreshStep(now);
+    }
+    // The clock: fingerprints whose dated snoozes ended (or, for a `now` before their time, had not yet begun) since they were written.
+    const stale = await sql.query<{ fingerprint: string }>(Prisma.sql`
+      SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" = ${"all"} AND "openUntil" <= ${now}
+      UNION SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" = ${"all"} AND "openFrom" > ${now}
+      LIMIT ${GROUPS_PER_STEP + 1}`);
+    if (stale.length > GROUPS_PER_STEP) {
+      await inTransaction((tx) => markRiskGroups(tx, stale.map((row) => row.fingerprint)), { ledger: false });
+      return null;
+    }
+    if (stale.length) await refreshTransaction((tx) => rewriteGroups(tx, stale.map((row) => row.fingerprint), now));
+    fresh = true;
+    return read();
+  });
+  if (!fresh && refresherStarted.value) scheduleRiskGroupRefresh(0);
+  return fresh ? answer : null;
+}
