@@ -10,6 +10,7 @@ import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { RISK_ORDERS, RISK_SORTS, RISK_VIEWS, type RiskOrder, type RiskSort, type RiskView } from "./dto";
 import { countGroups, groupsSql, sortKeys, type GroupRow } from "./list-sql";
 import { listRisks } from "./queries";
+import { GROUPS_PER_STEP, refreshRiskGroups } from "./read-model";
 import { triageRisks, type TriageRequest } from "./triage";
 
 /**
@@ -144,6 +145,47 @@ describe("the stored risk groups", () => {
     for (const [view, sort, order] of orders) {
       const expected = await computed(view, sort, order, new Date());
       expect(await walked(view, sort, order, new Date(), 4), `${view} ${sort} ${order}`).toEqual(expected);
+    }
+  }, 120_000);
+
+  it("are only marked by a writer, and a read right after the write refreshes them and sees it", async () => {
+    const sql = await sqlExecutor();
+    const detail = "fresh: seen by the next read";
+    const storedRows = async () => sql.query<{ view: string }>(Prisma.sql`SELECT "view" FROM "RiskGroupKey" WHERE "fingerprint" = ${riskFingerprint(detail)} ORDER BY "view"`);
+    await ingest("rm/fresh", 10, [{ severity: "critical", detail }]);
+    // The write marked its thread and left the groups alone.
+    expect(await storedRows()).toEqual([]);
+    expect(await sql.query(Prisma.sql`SELECT "threadId" FROM "RiskThreadMark"`)).toHaveLength(1);
+    const first = await listRisks({ state: "open", sort: "severity", order: "desc", limit: 50 });
+    expect(first.groups.map((group) => group.detail)).toContain(detail);
+    // From the stored groups: the read refreshed them, and left no mark.
+    expect((await storedRows()).map((row) => row.view)).toEqual(["all", "open"]);
+    expect(await sql.query(Prisma.sql`SELECT "id" FROM "RiskThreadMark" UNION ALL SELECT "id" FROM "RiskGroupMark"`)).toEqual([]);
+    await triage("resolved", "rm/fresh", detail);
+    expect((await listRisks({ state: "open", sort: "severity", order: "desc", limit: 50 })).groups.map((group) => group.detail)).not.toContain(detail);
+    expect((await storedRows()).map((row) => row.view)).toEqual(["all"]);
+  });
+
+  it("are computed by a read while more than a step's marks wait, and the refresher takes them a step at a time", async () => {
+    // Numbers in a detail do not tell fingerprints apart: letters do.
+    const letters = (n: number) => [n % 26, Math.floor(n / 26) % 26, Math.floor(n / 676)].map((digit) => "abcdefghijklmnopqrstuvwxyz"[digit]).join("");
+    const many = Array.from({ length: 3 * GROUPS_PER_STEP + 100 }, (_, n) => ({ severity: "low", detail: `many: risk ${letters(n)}` }));
+    await ingest("rm/many", 11, many);
+    const sql = await sqlExecutor();
+    const marks = async () => (await sql.query(Prisma.sql`SELECT "id" FROM "RiskThreadMark" UNION ALL SELECT "id" FROM "RiskGroupMark"`)).length;
+    // Without a refresher (no server here) the read takes one step, then computes its page: more marks wait than a step takes.
+    const page = await listRisks({ state: "all", sort: "detail", order: "asc", limit: 200 });
+    const expected = await computed("all", "detail", "asc", new Date());
+    expect(page.groups.map((group) => group.fingerprint)).toEqual(expected.fingerprints.slice(0, page.groups.length));
+    expect(page.total).toBe(expected.total);
+    const left = await marks();
+    expect(left).toBe(many.length - GROUPS_PER_STEP);
+    // The refresher: at most GROUPS_PER_STEP groups a step (a transaction).
+    expect((await refreshRiskGroups()).steps).toBe(Math.ceil(left / GROUPS_PER_STEP));
+    expect(await marks()).toBe(0);
+    for (const [view, sort, order] of orders) {
+      const expected = await computed(view, sort, order, new Date());
+      expect(await walked(view, sort, order, new Date(), 200), `${view} ${sort} ${order}`).toEqual(expected);
     }
   }, 120_000);
 });
