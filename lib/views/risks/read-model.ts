@@ -137,8 +137,11 @@ export const THREADS_PER_STEP = 10;
 export const GROUPS_PER_STEP = 500;
 /** Refresh steps a read runs itself before it computes its page instead (the rest left to the refresher). */
 const READ_STEPS_MAX = 3;
-/** The refresher waits this long after a ledger announcement, so that a burst of writes shares its steps. */
-const REFRESH_DELAY_MS = 50;
+/**
+ * The refresher waits this long after a ledger announcement, so that a burst of writes shares its
+ * steps (fewer transactions and commits under a steady load); a read refreshes what it needs itself.
+ */
+const REFRESH_DELAY_MS = 250;
 /** The refreshers' advisory lock on PostgreSQL ("baton-r" in ASCII): one refresher at a time across instances. */
 const REFRESH_LOCK_KEY = 0x626174_6f6e2d72n;
 
