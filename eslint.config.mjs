@@ -79,5 +79,19 @@ const config = [
       "no-restricted-imports": forbid(LIB_UP, { regex: SERVER, message: "Components and browser hooks import no server module: use the DTO file (…/dto.ts) instead." }),
     },
   },
+  {
+    // Every page is rendered per request: a prefetched link is a render nobody may look at, on
+    // every page load (docs/decisions/047-no-thread-prefetch.md).
+    files: ["app/**/*.tsx", "components/**/*.tsx"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "JSXOpeningElement[name.name='Link']:not(:has(JSXAttribute[name.name='prefetch']))",
+          message: "Set prefetch={false} on a Link: every page is rendered per request (docs/decisions/047-no-thread-prefetch.md).",
+        },
+      ],
+    },
+  },
 ];
 export default config;

@@ -9,7 +9,7 @@ export default function NotFound() {
     <main id="main" className="flex flex-1 flex-col items-center justify-center gap-3 p-4">
       <h1 className="text-2xl font-bold">404</h1>
       <p>This page could not be found.</p>
-      <Link href="/" className="text-link underline">
+      <Link href="/" prefetch={false} className="text-link underline">
         Back to the board
       </Link>
     </main>

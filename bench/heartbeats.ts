@@ -8,8 +8,9 @@
  * size in BENCH_SIZES (200 and 1,000 active threads) it sends heartbeats from
  * BENCH_CLIENTS concurrent callers to random threads for BENCH_SECONDS through
  * recordSessionEvent (what POST /api/v1/threads/{key}/events runs) and prints
- * heartbeats/s, p50/p99, and on SQLite the SQL statements per heartbeat and per
- * board load (cold and warm caches).
+ * heartbeats/s, p50/p99, this process's CPU per heartbeat, and the SQL statements per heartbeat (one recorded in the ledger,
+ * then a quiet one: at most one a minute per thread is recorded) and per board load (cold and
+ * warm caches).
  *
  * Env: BENCH_SIZES (200,1000), BENCH_VERSIONS (3), BENCH_CLIENTS (20), BENCH_SECONDS (8).
  */
@@ -57,6 +58,7 @@ async function heartbeats(keys: string[], clients: number, seconds: number) {
   const deadline = performance.now() + seconds * 1000;
   let serial = 0;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
     Array.from({ length: clients }, async () => {
       while (performance.now() < deadline) {
@@ -68,17 +70,16 @@ async function heartbeats(keys: string[], clients: number, seconds: number) {
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   times.sort((a, b) => a - b);
-  return { count: times.length, perSecond: times.length / elapsed, p50: percentile(times, 50), p99: percentile(times, 99) };
-}
-
-/** Statements `work` runs (SQLite only: NaN on PostgreSQL). */
-async function statements(sqlite: boolean, work: () => Promise<unknown>): Promise<number> {
-  if (!sqlite) {
-    await work();
-    return NaN;
-  }
-  return statementsOf(work);
+  return {
+    count: times.length,
+    perSecond: times.length / elapsed,
+    p50: percentile(times, 50),
+    p99: percentile(times, 99),
+    // This process's CPU (not the database's) per heartbeat: steadier than the rate on a shared machine.
+    cpuMsEach: (cpu.user + cpu.system) / 1000 / Math.max(1, times.length),
+  };
 }
 
 async function main() {
@@ -88,7 +89,6 @@ async function main() {
   const seconds = positiveNumber("BENCH_SECONDS", 8, false);
   const runId = `${Date.now().toString(36)}`;
   const db = await chooseDatabase(runId, false);
-  const sqlite = db.dialect === "sqlite";
   process.env.DATABASE_URL = db.url;
   resetConfig();
   const rows: string[][] = [];
@@ -105,12 +105,13 @@ async function main() {
       console.log(`bench: ${size} threads seeded (${versions} versions each) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       // A cold cache: as after a restart (the commit-regression cache lives in a process slot).
       processSlot<unknown>("CommitRegressions").value = undefined;
-      const cold = await statements(sqlite, () => loadBoard(all));
-      const warm = await statements(sqlite, () => loadBoard(all));
-      const perHeartbeat = await statements(sqlite, () => recordSessionEvent(keys[0]!, { kind: "heartbeat" }, { actor: "bench" }));
+      const cold = await statementsOf(() => loadBoard(all));
+      const warm = await statementsOf(() => loadBoard(all));
+      const recorded = await statementsOf(() => recordSessionEvent(keys[0]!, { kind: "heartbeat" }, { actor: "bench" }));
+      const quiet = await statementsOf(() => recordSessionEvent(keys[0]!, { kind: "heartbeat" }, { actor: "bench" }));
       await heartbeats(keys, clients, Math.min(1, seconds)); // warm-up
       const result = await heartbeats(keys, clients, seconds);
-      rows.push([String(size), fixed(result.perSecond, 0), fixed(result.p50, 1), fixed(result.p99, 1), fixed(perHeartbeat, 0), fixed(cold, 0), fixed(warm, 0)]);
+      rows.push([String(size), fixed(result.perSecond, 0), fixed(result.p50, 1), fixed(result.p99, 1), fixed(result.cpuMsEach, 2), `${recorded} / ${quiet}`, fixed(cold, 0), fixed(warm, 0)]);
       console.log(`bench: ${size} threads: ${result.count} heartbeats`);
     }
   } finally {
@@ -118,7 +119,7 @@ async function main() {
     await cleanUpDatabase(db);
   }
   console.log(`\nheartbeats, ${clients} concurrent callers, ${seconds} s per size, ${db.dialect}:`);
-  console.log(formatTable(["threads", "heartbeats/s", "p50 ms", "p99 ms", "statements/heartbeat", "board load statements (cold)", "(warm)"], rows));
+  console.log(formatTable(["threads", "heartbeats/s", "p50 ms", "p99 ms", "process CPU ms/heartbeat", "statements/heartbeat (recorded / quiet)", "board load statements (cold)", "(warm)"], rows));
 }
 
 main().then(

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { CommanderError, type Command } from "commander";
 import { BatonError } from "../lib/core/errors";
-import { checkWorkbench, type CheckResult } from "../lib/generator/check";
+import type { CheckResult } from "../lib/generator/check";
 import type { CleanStateProblem } from "../lib/generator/schemas";
 import { ALLOW_LIST_HINT } from "../lib/generator/allow-list";
 
@@ -77,6 +77,7 @@ Example:
   baton check --root . && baton generate --root . --push`,
     )
     .action(async (options: { root: string; task?: string; branch?: string }) => {
+      const { checkWorkbench } = await import("../lib/generator/check");
       let result: CheckResult;
       try {
         result = await checkWorkbench(path.resolve(options.root), { taskId: options.task, expectedBranch: options.branch });

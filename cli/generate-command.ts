@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { describePushed, pushPacketFile, pushTargetFromEnv, type PushOutcome } from "./sync/push";
+import type { PushOutcome } from "./sync/push";
 import { DEFAULT_TAIL_K } from "../lib/generator/feedback";
-import { generateHandoff, type GenerateResult } from "../lib/generator/generate";
+import type { GenerateResult } from "../lib/generator/generate";
 import { addWorkbenchCommand, BRANCH_OPTION_HELP, CHECKS_HELP, displayPath, printProblems, reportUnreadable, WORKBENCH_EXIT } from "./check-command";
 
 interface GenerateCommandOptions {
@@ -55,6 +55,7 @@ Examples:
   baton generate --root ../agent-7 --task T-014 --allow-dirty`,
     )
     .action(async (options: GenerateCommandOptions) => {
+      const { generateHandoff } = await import("../lib/generator/generate");
       let result: GenerateResult;
       try {
         result = await generateHandoff({
@@ -90,6 +91,7 @@ Examples:
 
 /** Through cli/sync/push.ts, so a generated packet travels exactly as `baton push` would send it. */
 async function push(file: string): Promise<boolean> {
+  const { describePushed, pushPacketFile, pushTargetFromEnv } = await import("./sync/push");
   let outcome: PushOutcome;
   try {
     outcome = await pushPacketFile(pushTargetFromEnv(), file);

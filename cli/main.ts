@@ -1,17 +1,23 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { findPacketFiles } from "./sync/find-packets";
-import { formatPacket, pullHandoff, pullTarget } from "./sync/pull";
-import { describePushed, pushPacketFile, pushTargetFromEnv } from "./sync/push";
-import { writeFileAtomic } from "../lib/server/fs/atomic-write";
-import { TOKEN_SCOPES, type TokenScope } from "../lib/auth/tokens";
+import { TOKEN_SCOPES, type TokenScope } from "../lib/auth/token-scopes";
 import { addUserCommand, type PasswordSource } from "./user-command";
 import { addCheckCommand } from "./check-command";
 import { addGenerateCommand } from "./generate-command";
 import { addWaitCommand } from "./wait-command";
 
-/** The `baton` command. Each action is a few lines over lib/; exit codes are returned, not thrown. */
+/**
+ * The `baton` command. Each action is a few lines over lib/; exit codes are returned, not thrown.
+ * Each action imports what it runs when it runs (the database client, the packet code, the MCP
+ * server): a process runs one command, and loading every command's modules cost each start about a second.
+ */
 export async function main(argv: string[], passwords: PasswordSource = { stdin: process.stdin, prompts: process.stderr }): Promise<number> {
   let exitCode = 0;
+  let openedDatabase = false;
+  const prepareDatabase = async () => {
+    const { migrateDatabase } = await import("../lib/db/migrate/index");
+    openedDatabase = true;
+    await migrateDatabase();
+  };
   const program = new Command()
     .name("baton")
     .description("Send handoff packets to Baton and manage a local Baton.")
@@ -23,6 +29,8 @@ export async function main(argv: string[], passwords: PasswordSource = { stdin: 
     .description("POST packet files to Baton (BATON_URL, BATON_TOKEN). A folder sends every handoff.json below it.")
     .argument("<paths...>", "packet files or folders")
     .action(async (paths: string[]) => {
+      const { findPacketFiles } = await import("./sync/find-packets");
+      const { describePushed, pushPacketFile, pushTargetFromEnv } = await import("./sync/push");
       const target = pushTargetFromEnv();
       const files = await findPacketFiles(paths);
       if (!files.length) {
@@ -64,6 +72,8 @@ Examples:
   baton pull acme@main -o outputs/handoff/handoff.json --server https://baton.example`,
     )
     .action(async (thread: string, options: { output?: string; server?: string; token?: string }) => {
+      const { formatPacket, pullHandoff, pullTarget } = await import("./sync/pull");
+      const { writeFileAtomic } = await import("../lib/server/fs/atomic-write");
       const outcome = await pullHandoff(pullTarget(options), thread);
       if (!outcome.ok) {
         console.error(`baton pull: failed${outcome.status ? ` (HTTP ${outcome.status})` : ""}: ${outcome.message}`);
@@ -194,13 +204,10 @@ Examples:
     console.error(`baton: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   } finally {
-    const { closeDatabase } = await import("../lib/db/client");
-    await closeDatabase();
+    if (openedDatabase) {
+      const { closeDatabase } = await import("../lib/db/client");
+      await closeDatabase();
+    }
   }
   return exitCode;
-}
-
-async function prepareDatabase(): Promise<void> {
-  const { migrateDatabase } = await import("../lib/db/migrate/index");
-  await migrateDatabase();
 }

@@ -1,7 +1,7 @@
-import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { expect, test } from "./support/fixtures";
 import { packetFor, storePacket, uniqueId } from "./support/api";
+import { axeOn } from "./support/axe";
 
 /**
  * axe (WCAG 2.2 AA) on every page, in light and in dark as the system prefers them (no
@@ -18,7 +18,7 @@ const COLOUR_RULES = ["color-contrast", "link-in-text-block"];
 
 /** The findings that fail, one line each with the first few offending elements, for the failure message. */
 async function seriousFindings(page: Page, colourOnly: boolean): Promise<string[]> {
-  const axe = new AxeBuilder({ page }).withTags(WCAG_TAGS);
+  const axe = axeOn(page).withTags(WCAG_TAGS);
   const results = await (colourOnly ? axe.withRules(COLOUR_RULES) : axe).analyze();
   return results.violations
     .filter((violation) => FAILING.has(violation.impact ?? ""))

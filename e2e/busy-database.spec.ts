@@ -9,7 +9,7 @@ import { expect, test } from "./support/fixtures";
 import { bearer, packetFor, threadPath, uniqueId } from "./support/api";
 import { fromPage } from "./support/people";
 import { sampleResponsiveness, percentile } from "./support/ingest-load";
-import { batonCli, createOwnToken, freePort, logTail, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
+import { freePort, logTail, migrateOwnDatabase, ownAdmin, ownPerson, ownToken, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { checkDatabaseFile } from "../lib/events/consistency";
 import { preparePacket } from "../lib/contract/prepare";
 import { recordFigure } from "../testing/reliability";
@@ -62,8 +62,7 @@ test("a database locked by another process answers 503 with Retry-After (never 5
   const watchDir = path.join(folder, "watched");
   mkdirSync(watchDir, { recursive: true });
   const operator = { username: "busy-operator", password: "busy e2e password 1" };
-  batonCli(databaseUrl, ["user", "create", operator.username, "--role", "operator"], { BATON_PASSWORD: operator.password });
-  const token = createOwnToken(databaseUrl, "busy-agent", ["packets:write", "packets:read", "events:write"]);
+  await migrateOwnDatabase(databaseUrl);
   server = await startOwnServer({
     databaseUrl,
     port: await freePort(),
@@ -74,6 +73,10 @@ test("a database locked by another process answers 503 with Retry-After (never 5
       BATON_RATE_LIMIT_PER_MINUTE: "0",
     },
   });
+  const admin = await ownAdmin(server, { username: "busy-admin", password: "busy e2e admin password" });
+  await ownPerson(server, admin, { ...operator, role: "operator" });
+  const token = await ownToken(server, admin, "busy-agent", ["packets:write", "packets:read", "events:write"]);
+  await admin.dispose();
   const { baseURL } = server;
   const agent = await playwrightRequest.newContext({ baseURL, timeout: 60_000 });
   const person = await playwrightRequest.newContext({ baseURL, timeout: 60_000 });

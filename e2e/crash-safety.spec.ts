@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { expect, test } from "./support/fixtures";
 import { closedLoop, countByStatus, type SendOutcome } from "./support/ingest-load";
-import { childPids, createOwnToken, freePort, killOwnServer, logTail, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
+import { childPids, freePort, killOwnServer, logTail, migrateOwnDatabase, ownAgentToken, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { packetFactory } from "../bench/lib/packets";
 import { checkDatabaseFile, type ConsistencyReport } from "../lib/events/consistency";
 import { preparePacket } from "../lib/contract/prepare";
@@ -76,7 +76,8 @@ test(`SIGKILL during sustained ingest, ${KILLS} times: every acknowledged packet
   const databaseUrl = `file:${file}`;
   const watchDir = path.join(folder, "watched");
   mkdirSync(watchDir, { recursive: true });
-  const token = createOwnToken(databaseUrl, "crash-agent", ["packets:write", "packets:read"]);
+  await migrateOwnDatabase(databaseUrl);
+  let token = "";
   const port = await freePort();
   const env = { BATON_WATCH_DIRS: watchDir, BATON_WATCH_RESCAN_SECONDS: "1", BATON_RATE_LIMIT_PER_MINUTE: "0" };
   const packets = packetFactory(randomBytes(8).toString("hex"), 50, Date.now());
@@ -134,6 +135,7 @@ test(`SIGKILL during sustained ingest, ${KILLS} times: every acknowledged packet
   for (let round = 0; round <= KILLS; round++) {
     server = await startOwnServer({ databaseUrl, port, env });
     expect(childPids(server.pid), "the pid is Next's own server, not a wrapper").toEqual([]);
+    if (round === 0) token = await ownAgentToken(server, "crash-agent", ["packets:write", "packets:read"]);
     down = false;
     if (round > 0) await verify(`after kill ${round}`);
     if (round === KILLS) break;

@@ -22,3 +22,10 @@ test("an empty board says how to send a first packet and how to load the demo", 
   expect(await columnCount(page, "Ready")).toBe(0);
 });
 
+test("the usage page of an empty install says no packet reported usage, instead of tables of headers", async ({ page }) => {
+  await page.goto("/usage");
+  const totals = page.getByRole("region", { name: "Totals" });
+  await expect(totals.getByText(/^No packet reported usage in the last \d+ days\.$/)).toBeVisible();
+  await expect(totals.getByRole("table")).toHaveCount(0);
+  await expect(page.getByText("No cost reported in this window.")).toBeVisible();
+});

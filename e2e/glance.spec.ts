@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { NEEDS_GROUPS, NEEDS_GROUP_TITLES } from "../lib/board/needs-groups";
-import { batonCli, freePort, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
+import { batonCli, freePort, ownAdmin, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 
 /**
  * The board at a glance with a fleet of 500 agents (issue 16's Show): the demo fleet
@@ -23,9 +23,10 @@ test.beforeAll(async () => {
   test.setTimeout(180_000);
   folder = mkdtempSync(path.join(tmpdir(), "baton-e2e-glance-"));
   const databaseUrl = `file:${path.join(folder, "baton.db")}`;
-  batonCli(databaseUrl, ["user", "create", ADMIN.username, "--role", "admin"], { BATON_PASSWORD: ADMIN.password });
+  // The CLI migrates the fresh database before it writes.
   batonCli(databaseUrl, ["demo", "--agents", "500"]);
   server = await startOwnServer({ databaseUrl, port: await freePort() });
+  await (await ownAdmin(server, ADMIN)).dispose();
 });
 
 test.afterAll(async () => {

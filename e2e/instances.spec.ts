@@ -12,7 +12,7 @@ import { fromPage, signInApi } from "./support/people";
 import { migrateDatabase } from "../lib/db/migrate/index";
 import { recordFigure } from "../testing/reliability";
 import { createPostgresqlDatabase, testsRunOnPostgresql } from "../testing/postgresql";
-import { batonCli, freePort, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
+import { freePort, ownAdmin, ownToken, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { startTestReceiver, type TestReceiver } from "../testing/webhook-receiver";
 
 /**
@@ -158,9 +158,10 @@ test.beforeAll(async ({ browser }) => {
   await migrateDatabase(databaseUrl);
   db = new pg.Client({ connectionString: databaseUrl, application_name: "baton-instances-spec" });
   await db.connect();
-  batonCli(databaseUrl, ["user", "create", ADMIN.username, "--role", "admin"], { BATON_PASSWORD: ADMIN.password });
-  token = batonCli(databaseUrl, ["token", "create", "--name", "instances-agent", "--scope", "packets:write", "packets:read"]).split("\n").pop()!;
   [a, b] = await Promise.all([startInstance("A", databaseUrl), startInstance("B", databaseUrl)]);
+  const admin = await ownAdmin(a, ADMIN);
+  token = await ownToken(a, admin, "instances-agent", ["packets:write", "packets:read"]);
+  await admin.dispose();
   // The watchdog's thread: silent from now on, so it goes stale while both instances check.
   await ingestStored(a, packetFor(staleKey));
   boardContext = await browser.newContext({ baseURL: b.baseURL, storageState: { cookies: [], origins: [] } });

@@ -1,9 +1,9 @@
-import AxeBuilder from "@axe-core/playwright";
 import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import type { APIRequestContext, Page } from "@playwright/test";
 import { expect, test } from "./support/fixtures";
 import { packetFor, storePacket, uniqueId } from "./support/api";
+import { axeOn } from "./support/axe";
 import { card, column, waitForLive } from "./support/board";
 import { githubHeaders, integrationFixture } from "../testing/integrations";
 
@@ -76,7 +76,7 @@ test("signed deliveries move the card live; a wrong signature is refused, a repl
   // The chips' colours pass WCAG 2.2 AA in light and in dark.
   for (const colorScheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme });
-    const { violations } = await new AxeBuilder({ page }).include('[data-testid="work-chips"]').withTags(["wcag2aa", "wcag21aa", "wcag22aa"]).analyze();
+    const { violations } = await axeOn(page).include('[data-testid="work-chips"]').withTags(["wcag2aa", "wcag21aa", "wcag22aa"]).analyze();
     expect(violations.map((violation) => `${colorScheme}: ${violation.id}`)).toEqual([]);
   }
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect, test } from "./support/fixtures";
 import { closedLoop, percentile } from "./support/ingest-load";
-import { createOwnToken, freePort, logTail, residentKiB, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
+import { freePort, logTail, migrateOwnDatabase, ownAgentToken, residentKiB, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { packetFactory } from "../bench/lib/packets";
 import { recordFigure } from "../testing/reliability";
 
@@ -108,8 +108,9 @@ test("50 MiB bodies over real HTTP are refused with 413 while the server's memor
   test.setTimeout(180_000);
   folder = mkdtempSync(path.join(tmpdir(), "baton-e2e-memory-"));
   const databaseUrl = `file:${path.join(folder, "baton.db")}`;
-  const token = createOwnToken(databaseUrl, "memory-agent", ["packets:write"]);
+  await migrateOwnDatabase(databaseUrl);
   server = await startOwnServer({ databaseUrl, port: await freePort(), env: { BATON_RATE_LIMIT_PER_MINUTE: "0" } });
+  const token = await ownAgentToken(server, "memory-agent", ["packets:write"]);
   const { port, pid, baseURL } = server;
 
   // Warm: routes loaded, the ingest path run, so that the baseline is the server at work.

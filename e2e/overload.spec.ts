@@ -5,7 +5,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { expect, test } from "./support/fixtures";
 import { closedLoop, countByStatus, NOT_SENT, openLoop, percentile, probeNewConnections, sampleResponsiveness, type SendOutcome } from "./support/ingest-load";
-import { createOwnToken, freePort, logTail, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
+import { freePort, logTail, migrateOwnDatabase, ownAgentToken, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { packetFactory } from "../bench/lib/packets";
 import { checkDatabaseFile } from "../lib/events/consistency";
 import { recordFigure } from "../testing/reliability";
@@ -73,8 +73,9 @@ test(`under twice the sustainable ingest rate for ${OVERLOAD_SECONDS} s the serv
   folder = mkdtempSync(path.join(tmpdir(), "baton-e2e-overload-"));
   const file = path.join(folder, "baton.db");
   const databaseUrl = `file:${file}`;
-  const token = createOwnToken(databaseUrl, "overload-agent", ["packets:write", "packets:read"]);
+  await migrateOwnDatabase(databaseUrl);
   server = await startOwnServer({ databaseUrl, port: await freePort(), env: { BATON_RATE_LIMIT_PER_MINUTE: "0" } });
+  const token = await ownAgentToken(server, "overload-agent", ["packets:write", "packets:read"]);
   const target = { port: server.port, token };
   // ~4 KB packets in the contract's full shape, distinct, over 200 threads (as bench:ingest sends).
   const packets = packetFactory(randomBytes(8).toString("hex"), THREADS, Date.now());

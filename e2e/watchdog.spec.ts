@@ -6,7 +6,7 @@ import { request as playwrightRequest, type APIRequestContext, type Page } from 
 import { createToken, expect, test } from "./support/fixtures";
 import { bearer, packetFor, storePacket, threadPath, uniqueId } from "./support/api";
 import { column, waitForLive, type ColumnTitle } from "./support/board";
-import { batonCli, createOwnToken, freePort, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
+import { freePort, migrateOwnDatabase, ownAdmin, ownToken, startOwnServer, stopOwnServer, type OwnServer } from "./support/own-server";
 import { signInApi } from "./support/people";
 import { threadHref } from "../lib/views/threads/href";
 
@@ -73,22 +73,22 @@ test("session events need a token with events:write and a thread that has a pack
 });
 
 interface QuickStaleServer extends OwnServer {
-  databaseUrl: string;
   folder: string;
 }
+
+const WATCHDOG_ADMIN = { username: "watchdog-admin", password: "watchdog e2e password" };
 
 /** The suite's build, served by a second `next start` with a short stale threshold and a database of its own. */
 async function startQuickStaleServer(): Promise<QuickStaleServer> {
   const folder = mkdtempSync(path.join(tmpdir(), "baton-e2e-watchdog-"));
   const databaseUrl = `file:${path.join(folder, "baton.db")}`;
-  // The CLI migrates the fresh database before it writes.
-  batonCli(databaseUrl, ["user", "create", "watchdog-admin", "--role", "admin"], { BATON_PASSWORD: "watchdog e2e password" });
+  await migrateOwnDatabase(databaseUrl);
   const server = await startOwnServer({
     databaseUrl,
     port: await freePort(),
     env: { BATON_STALE_HOURS: (STALE_SECONDS / 3600).toString(), BATON_STALE_CHECK_SECONDS: String(CHECK_SECONDS) },
   });
-  return { ...server, databaseUrl, folder };
+  return { ...server, folder };
 }
 
 async function stopQuickStaleServer(server: QuickStaleServer): Promise<void> {
@@ -98,10 +98,14 @@ async function stopQuickStaleServer(server: QuickStaleServer): Promise<void> {
 
 test.describe("with a stale threshold of seconds", () => {
   let server: QuickStaleServer | undefined;
+  let token = "";
 
   test.beforeAll(async () => {
     test.setTimeout(120_000);
     server = await startQuickStaleServer();
+    const admin = await ownAdmin(server, WATCHDOG_ADMIN);
+    token = await ownToken(server, admin, "watchdog-agent", ["packets:write", "packets:read", "events:write"]);
+    await admin.dispose();
   });
 
   test.afterAll(async () => {
@@ -110,12 +114,11 @@ test.describe("with a stale threshold of seconds", () => {
 
   test("a heartbeat moves a card to Running and silence moves it to Stale", async ({ browser }) => {
     test.setTimeout(120_000);
-    const { baseURL, databaseUrl } = server!;
-    const token = createOwnToken(databaseUrl, "watchdog-agent", ["packets:write", "packets:read", "events:write"]);
+    const { baseURL } = server!;
     const api = await playwrightRequest.newContext({ baseURL });
     const context = await browser.newContext({ baseURL, storageState: { cookies: [], origins: [] } });
     try {
-      await signInApi(context.request, baseURL, { username: "watchdog-admin", password: "watchdog e2e password" });
+      await signInApi(context.request, baseURL, WATCHDOG_ADMIN);
       const page = await context.newPage();
       const key = uniqueId("silence");
       await page.goto(`/?q=${key}`);

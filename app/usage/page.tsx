@@ -32,11 +32,16 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
         <UsageChart days={usage.by_day} currency={main} />
       </Panel>
       <Panel headingId="usage-totals" title="Totals">
-        <div className="grid gap-6 lg:grid-cols-2">
-          <UsageTable caption="Per agent" keyLabel="Agent" rows={usage.by_agent} />
-          <UsageTable caption="Per project" keyLabel="Project" rows={usage.by_project} />
-          <UsageTable caption="Per day" keyLabel="Day" rows={usage.by_day} />
-        </div>
+        {/* Every total comes from the same packets: with no day there is no agent or project either. */}
+        {usage.by_day.length ? (
+          <div className="grid items-start gap-6 lg:grid-cols-2">
+            <UsageTable caption="Per agent" keyLabel="Agent" rows={usage.by_agent} />
+            <UsageTable caption="Per project" keyLabel="Project" rows={usage.by_project} />
+            <UsageTable caption="Per day" keyLabel="Day" rows={usage.by_day} />
+          </div>
+        ) : (
+          <p className="text-sm text-muted">No packet reported usage in the last {usage.days} days.</p>
+        )}
       </Panel>
       <Panel headingId="usage-budgets" title="Budgets">
         <Budgets budgets={usage.budgets} canAdminister={abilitiesOf(person.role).administer} />

@@ -6,7 +6,7 @@ import { boardDto } from "../../lib/board/dto";
 import { BatonError } from "../../lib/core/errors";
 import { validatePacket } from "../../lib/contract/validate";
 import { humanSectionSchema } from "../../lib/human/section";
-import { MAX_WAIT_SECONDS } from "../../lib/human/wait";
+import { MAX_WAIT_SECONDS } from "../../lib/human/wait-limit";
 import { pullHandoff } from "../sync/pull";
 import { pushPacketText, type PushTarget } from "../sync/push";
 import { WAIT_EXIT, WAIT_FOR, waitForAction } from "../sync/wait-for-action";

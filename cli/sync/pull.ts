@@ -1,5 +1,5 @@
 import "server-only";
-import { pushTargetFromEnv, type PushTarget } from "./push";
+import { pushTargetFromEnv, type PushTarget } from "./target";
 
 /** The HTTP client `baton pull` reads a thread's merged handoff packet with. */
 

@@ -4,15 +4,11 @@ import { preparePacket } from "../../lib/contract/prepare";
 import { REPORT_MAX_BYTES, REPORTS_MAX, REPORTS_MAX_TOTAL_BYTES } from "../../lib/contract/attached-reports";
 import { workspaceRootOf } from "../../lib/ingest/watch/workspace-root";
 import { readReportToSend } from "../../lib/views/verdict/read";
+import type { PushTarget } from "./target";
+
+export { pushTargetFromEnv, type PushTarget } from "./target";
 
 /** The HTTP client `baton push` (and `baton generate --push`) send packets with. */
-export interface PushTarget {
-  url: string;
-  token: string;
-  /** How requests are sent; the global fetch when absent (the MCP route answers in-process: app/api/v1/mcp/route.ts). */
-  fetch?: typeof fetch;
-}
-
 export type PushOutcome =
   | {
       ok: true;
@@ -27,13 +23,6 @@ export type PushOutcome =
       reportsSent: number;
     }
   | { ok: false; status: number | null; message: string };
-
-export function pushTargetFromEnv(env: NodeJS.ProcessEnv = process.env): PushTarget {
-  const url = (env.BATON_URL ?? "http://localhost:3000").replace(/\/+$/, "");
-  const token = env.BATON_TOKEN ?? "";
-  if (!token) throw new Error("Set BATON_TOKEN to an API token with the packets:write scope (`baton token create`).");
-  return { url, token };
-}
 
 /**
  * How `baton push` waits out a 429 (a token over its rate limit, decision 021) or a

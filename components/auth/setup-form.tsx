@@ -35,7 +35,7 @@ export function SetupForm({ minPasswordLength, code }: { minPasswordLength: numb
     <form onSubmit={submit} aria-labelledby="setup-heading" className="flex flex-col gap-3" noValidate>
       <FormAlert problem={problem} id={alertId} />
       {problem?.code === "conflict" && problem.fields.length === 0 ? (
-        <Link href="/sign-in" className="text-sm text-link underline">
+        <Link href="/sign-in" prefetch={false} className="text-sm text-link underline">
           Go to sign in
         </Link>
       ) : null}

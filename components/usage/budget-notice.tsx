@@ -16,7 +16,7 @@ export function BudgetNotice({ budgets }: { budgets: BudgetDto[] }) {
         </span>
       ))}
       .{" "}
-      <Link href="/usage" className="text-link underline">
+      <Link href="/usage" prefetch={false} className="text-link underline">
         Usage
       </Link>
     </p>

@@ -2,6 +2,10 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { request as playwrightRequest, type APIRequestContext } from "@playwright/test";
+import { createdTokenSchema } from "../../lib/auth/dto";
+import type { Role } from "../../lib/auth/roles";
+import { migrateDatabase } from "../../lib/db/migrate/index";
 
 /**
  * A `next start` of the suite's production build that a spec owns: its own port,
@@ -43,9 +47,50 @@ export function batonCli(databaseUrl: string, args: string[], env: Record<string
   }).trim();
 }
 
-/** A new API token with `scopes` in that database; the secret is the CLI's last line. */
-export function createOwnToken(databaseUrl: string, name: string, scopes: string[]): string {
-  return batonCli(databaseUrl, ["token", "create", "--name", name, "--scope", ...scopes]).split("\n").pop()!;
+/**
+ * Migrates a spec's fresh database in this process, as `npm start` does before it serves.
+ * People and tokens are then made over HTTP (ownAdmin, ownToken, ownPerson): a CLI process
+ * for each cost about 1.5 s of CPU (docs/decisions/081-browser-phase-cpu.md).
+ */
+export async function migrateOwnDatabase(databaseUrl: string): Promise<void> {
+  await migrateDatabase(databaseUrl);
+}
+
+/** Headers of a request from the server's own pages (human endpoints refuse other origins). */
+const fromOwnPage = (server: OwnServer) => ({ origin: server.baseURL });
+
+/**
+ * The first admin of a spec's own server, made through first-run setup (from 127.0.0.1 it
+ * needs no code), as a person's first visit makes it; an HTTP client signed in as them.
+ */
+export async function ownAdmin(server: OwnServer, admin: { username: string; password: string }): Promise<APIRequestContext> {
+  const client = await playwrightRequest.newContext({ baseURL: server.baseURL, storageState: { cookies: [], origins: [] } });
+  const response = await client.post("/api/v1/setup", { headers: fromOwnPage(server), data: admin });
+  if (response.status() !== 201) throw new Error(`setting up ${admin.username}: ${response.status()} ${await response.text()}\n${logTail(server)}`);
+  return client;
+}
+
+/** A new API token with `scopes`, made by the admin through the tokens API (as the tokens page does); its secret. */
+export async function ownToken(server: OwnServer, admin: APIRequestContext, name: string, scopes: string[]): Promise<string> {
+  const response = await admin.post("/api/v1/tokens", { headers: fromOwnPage(server), data: { name, scopes } });
+  if (response.status() !== 201) throw new Error(`creating token ${name}: ${response.status()} ${await response.text()}`);
+  return createdTokenSchema.parse(await response.json()).token;
+}
+
+/** A token for a spec whose own server needs no person: its first admin (ownAdmin) makes it. */
+export async function ownAgentToken(server: OwnServer, name: string, scopes: string[]): Promise<string> {
+  const admin = await ownAdmin(server, { username: `${name}-admin`, password: `${name} e2e password` });
+  try {
+    return await ownToken(server, admin, name, scopes);
+  } finally {
+    await admin.dispose();
+  }
+}
+
+/** A person with `role`, made by the admin through the users API (as the users page does). */
+export async function ownPerson(server: OwnServer, admin: APIRequestContext, person: { username: string; password: string; role: Role }): Promise<void> {
+  const response = await admin.post("/api/v1/users", { headers: fromOwnPage(server), data: person });
+  if (response.status() !== 201) throw new Error(`creating ${person.username}: ${response.status()} ${await response.text()}`);
 }
 
 /** The log's last lines, for a failure message. */

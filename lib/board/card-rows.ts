@@ -1,13 +1,13 @@
 import "server-only";
 import { Prisma } from "../generated/prisma/client";
 import { sqlExecutor } from "../db/client";
-import { inChunks } from "../db/sql";
+import { inChunks, type ExecutorRow } from "../db/sql";
 import { sectionOf } from "../human/section";
 import { threadWorkOf } from "../integrations/thread-work";
 import type { ThreadWorkDto } from "../integrations/dto";
 import type { CardUsageDto } from "../views/usage/dto";
 import { cardUsageOf, type UsageColumns } from "../views/usage/version-usage";
-import { toCard } from "../views/threads/queries";
+import { toCard, type CardColumns } from "../views/threads/queries";
 import type { ThreadCardDto } from "../views/threads/dto";
 import type { VersionPlace } from "../views/verdict/version";
 
@@ -28,28 +28,14 @@ export interface BoardCardRow {
   place: VersionPlace;
 }
 
-/** As either database hands them to the hot-path executor (lib/db/client.ts sqlExecutor): instants as ISO text, booleans as 0/1. */
-interface Row extends UsageColumns {
-  id: string;
-  key: string;
-  agent: string | null;
-  project: string | null;
-  branch: string | null;
-  topic: string | null;
-  archived: number;
-  updatedAt: string;
-  lastSessionKind: string | null;
-  lastSessionAt: string | null;
+type CardVersionColumns = NonNullable<CardColumns["activeVersion"]>;
+
+/**
+ * The columns of Prisma's cardSelect (the thread's, and its active version's with the version's
+ * id as versionId) as the hot-path executor hands them out, and what the board shows beside them.
+ */
+interface Row extends ExecutorRow<Omit<CardColumns, "activeVersion"> & Omit<CardVersionColumns, "id">>, UsageColumns {
   versionId: string;
-  receivedAt: string;
-  producerCreatedAt: string | null;
-  summary: string | null;
-  taskId: string | null;
-  nextAction: string | null;
-  highestSeverity: string | null;
-  riskCounts: string;
-  questionCount: number;
-  flags: string;
   versionProject: string | null;
   sourcePath: string | null;
   workspaceRoot: string | null;
@@ -95,6 +81,7 @@ async function reportRefsOf(versionIds: readonly string[]): Promise<Map<string, 
 function toBoardCardRow(row: Row, reportRefs: readonly string[]): BoardCardRow {
   const card = toCard(
     {
+      id: row.id,
       key: row.key,
       agent: row.agent,
       project: row.project,

@@ -27,19 +27,33 @@ function expectBatonError(refuse: () => unknown, code: string): BatonError {
   return caught as BatonError;
 }
 
+type Prepared = ReturnType<typeof preparePacket>;
+
 /** What a person reads first of a mapped handoff: the next action and the later steps, the risks (severity, detail), the questions. */
-const readingOf = ({ canonical }: ReturnType<typeof preparePacket>) => ({
+const readingOf = ({ canonical }: Prepared) => ({
   next_action: canonical.next_action?.text,
   next_steps: canonical.extra.next_steps,
   risks: (canonical.open_risks ?? []).map((risk) => [risk.severity, risk.detail]),
   questions: (canonical.questions_for_human ?? []).map((question) => question.question),
 });
-const mappedFromOf = (prepared: ReturnType<typeof preparePacket>) => prepared.flags.find((flag) => flag.code === "mapped_from")?.reason;
+const mappedFromOf = (prepared: Prepared) => prepared.flags.find((flag) => flag.code === "mapped_from")?.reason;
 
-describe("the published shapes in testing/fixtures/formats", () => {
-  it("HumanLayer create_handoff: front matter and sections", () => {
-    const prepared = prepareFixture("humanlayer-create-handoff.md");
-    expect(readingOf(prepared)).toEqual({
+interface PublishedShape {
+  title: string;
+  fixture: string;
+  reading: ReturnType<typeof readingOf>;
+  /** The mapped_from flag's reason: the whole text, or expect.stringMatching for what matters of it. */
+  mappedFrom: unknown;
+  /** What else the fixture shows, beyond what every one is checked for. */
+  alsoShows?: (prepared: Prepared) => void;
+}
+
+/** Each fixture: what a person reads first of it, how the flag names its mapping, and what else it shows. */
+const PUBLISHED_SHAPES: PublishedShape[] = [
+  {
+    title: "HumanLayer create_handoff: front matter and sections",
+    fixture: "humanlayer-create-handoff.md",
+    reading: {
       next_action: "Add exponential back-off to the worker in `src/billing/worker.py` (base 30 s, cap 1 h).",
       next_steps: [
         "Write the integration test that kills the worker mid-claim and checks the invoice is claimed again.",
@@ -47,37 +61,39 @@ describe("the published shapes in testing/fixtures/formats", () => {
       ],
       risks: [],
       questions: ["Should invoices that fail 10 times page the on-call, or only show on the admin page?"],
-    });
-    expect(prepared.canonical).toMatchObject({
-      agent: { name: "otter-agent" },
-      project: "ledgerly",
-      branch: "feat/invoice-retries",
-      created_at: "2026-11-30T21:42:10.000Z",
-    });
-    expect(prepared.canonical.summary).toMatch(/^Move failed invoice deliveries onto a retry queue/);
-    expect(prepared.canonical.changed_files?.map((file) => file.path)).toEqual([
-      "src/billing/retry_queue.py",
-      "src/billing/deliver.py",
-      "migrations/0042_retry_queue.sql",
-    ]);
-    expect(prepared.threadKey).toBe("ledgerly@feat/invoice-retries#Invoice retry queue implementation strategy");
-    expect(mappedFromOf(prepared)).toMatch(/^Mapped from Markdown with YAML front matter \(HumanLayer create_handoff\)/);
-  });
-
-  it("HANDOFF.md: next steps without the done ones, open questions, blockers as high risks", () => {
-    const prepared = prepareFixture("HANDOFF.md");
-    expect(readingOf(prepared)).toEqual({
+    },
+    mappedFrom: expect.stringMatching(/^Mapped from Markdown with YAML front matter \(HumanLayer create_handoff\)/),
+    alsoShows: (prepared) => {
+      expect(prepared.canonical).toMatchObject({
+        agent: { name: "otter-agent" },
+        project: "ledgerly",
+        branch: "feat/invoice-retries",
+        created_at: "2026-11-30T21:42:10.000Z",
+      });
+      expect(prepared.canonical.summary).toMatch(/^Move failed invoice deliveries onto a retry queue/);
+      expect(prepared.canonical.changed_files?.map((file) => file.path)).toEqual([
+        "src/billing/retry_queue.py",
+        "src/billing/deliver.py",
+        "migrations/0042_retry_queue.sql",
+      ]);
+      expect(prepared.threadKey).toBe("ledgerly@feat/invoice-retries#Invoice retry queue implementation strategy");
+    },
+  },
+  {
+    title: "HANDOFF.md: next steps without the done ones, open questions, blockers as high risks",
+    fixture: "HANDOFF.md",
+    reading: {
       next_action: "Propagate deletes: listen for `document.deleted` and remove the entry from the index",
       next_steps: ["Remove the old cron entry from the ops repository once deletes work"],
       risks: [["high", "The staging search cluster rejects our service account (403); ops ticket OPS-77 is open."]],
       questions: ["Is it acceptable that search results lag writes by up to 30 seconds?", "Who owns the ops repository change?"],
-    });
-    expect(mappedFromOf(prepared)).toMatch(/^Mapped from a Markdown handoff \(HANDOFF\.md, HANDOVER\.md\)/);
-  });
-
-  it("HANDOVER.md: risks with their severity words, failed attempts, fenced commands, 'None.' as nothing", () => {
-    const prepared = prepareFixture("HANDOVER.md");
-    expect(readingOf(prepared)).toEqual({
+    },
+    mappedFrom: expect.stringMatching(/^Mapped from a Markdown handoff \(HANDOFF\.md, HANDOVER\.md\)/),
+  },
+  {
+    title: "HANDOVER.md: risks with their severity words, failed attempts, fenced commands, 'None.' as nothing",
+    fixture: "HANDOVER.md",
+    reading: {
       next_action: "Remove the timeout fallback on the code screen and show an error instead.",
       next_steps: ["Try the `textContentType=\"oneTimeCode\"` attribute on the iOS input before any library change."],
       risks: [
@@ -86,18 +102,20 @@ describe("the published shapes in testing/fixtures/formats", () => {
         ["medium", "The analytics event for sign-in is sent twice on Android."],
       ],
       questions: [],
-    });
-    expect(prepared.canonical.commands_run?.map((command) => command.command)).toEqual([
-      "npm run test:android",
-      "npm run build:ios -- --configuration Debug",
-    ]);
-    expect(prepared.canonical.failed_attempts).toHaveLength(2);
-    expect(mappedFromOf(prepared)).toMatch(/^Mapped from a Markdown handoff/);
-  });
-
-  it("camelCase JSON: every contract name in camelCase, and sessionSummary, filesModified, nextSteps, blockers, openQuestions", () => {
-    const prepared = prepareFixture("camel-case.json");
-    expect(readingOf(prepared)).toEqual({
+    },
+    mappedFrom: expect.stringMatching(/^Mapped from a Markdown handoff/),
+    alsoShows: (prepared) => {
+      expect(prepared.canonical.commands_run?.map((command) => command.command)).toEqual([
+        "npm run test:android",
+        "npm run build:ios -- --configuration Debug",
+      ]);
+      expect(prepared.canonical.failed_attempts).toHaveLength(2);
+    },
+  },
+  {
+    title: "camelCase JSON: every contract name in camelCase, and sessionSummary, filesModified, nextSteps, blockers, openQuestions",
+    fixture: "camel-case.json",
+    reading: {
       next_action: "Backfill the style hash for tiles already in the shared cache",
       next_steps: ["Lower the cache TTL back to 24 h once the backfill has run"],
       risks: [
@@ -105,24 +123,26 @@ describe("the published shapes in testing/fixtures/formats", () => {
         ["medium", "Two styles share one hash when only their font stack differs"],
       ],
       questions: ["May the backfill run during business hours?"],
-    });
-    expect(prepared.canonical).toMatchObject({
-      session_id: "sess-7f3a",
-      last_known_good_commit: "3b9d2e1",
-      created_at: "2026-11-30T09:15:00.000Z",
-      summary: expect.stringMatching(/^Fixed the tile cache/),
-      changed_files: [{ path: "src/tiles/cache.ts" }, { path: "src/tiles/cache.test.ts" }],
-      commands_run: [{ command: "npm test -- tiles", exit_code: 0, duration_ms: 8120 }],
-    });
-    expect(prepared.flags.map((flag) => flag.code)).not.toContain("missing_next_action");
-    expect(mappedFromOf(prepared)).toMatch(/^Mapped from camelCase JSON: sessionId → session_id, .*sessionSummary → summary/);
-    // The packet as received is what is stored and served.
-    expect(Object.keys(prepared.received)).toContain("sessionSummary");
-  });
-
-  it("v0: next_steps[0] the next action and the rest in order, blockers as high risks, open_todos and decisions kept", () => {
-    const prepared = prepareFixture("v0.json");
-    expect(readingOf(prepared)).toEqual({
+    },
+    mappedFrom: expect.stringMatching(/^Mapped from camelCase JSON: sessionId → session_id, .*sessionSummary → summary/),
+    alsoShows: (prepared) => {
+      expect(prepared.canonical).toMatchObject({
+        session_id: "sess-7f3a",
+        last_known_good_commit: "3b9d2e1",
+        created_at: "2026-11-30T09:15:00.000Z",
+        summary: expect.stringMatching(/^Fixed the tile cache/),
+        changed_files: [{ path: "src/tiles/cache.ts" }, { path: "src/tiles/cache.test.ts" }],
+        commands_run: [{ command: "npm test -- tiles", exit_code: 0, duration_ms: 8120 }],
+      });
+      expect(prepared.flags.map((flag) => flag.code)).not.toContain("missing_next_action");
+      // The packet as received is what is stored and served.
+      expect(Object.keys(prepared.received)).toContain("sessionSummary");
+    },
+  },
+  {
+    title: "v0: next_steps[0] the next action and the rest in order, blockers as high risks, open_todos and decisions kept",
+    fixture: "v0.json",
+    reading: {
       next_action: "Ask infra to raise the load balancer idle timeout for /exports to 300 s",
       next_steps: [
         "Add a progress header so clients can show how far the export is",
@@ -130,13 +150,25 @@ describe("the published shapes in testing/fixtures/formats", () => {
       ],
       risks: [["high", "Exports over 2 GB still time out at the load balancer (60 s idle limit)"]],
       questions: [],
+    },
+    mappedFrom: "Mapped from the v0 JSON shape: blockers → open_risks, next_steps → next_action. 2 later steps kept in next_steps.",
+    alsoShows: (prepared) => {
+      expect(prepared.canonical.extra.open_todos).toEqual(["Delete the export_v1 flag after the next release", "Document the new Content-Disposition name"]);
+      expect(prepared.canonical.extra.decisions).toHaveLength(2);
+    },
+  },
+];
+
+describe("the published shapes in testing/fixtures/formats", () => {
+  // A loop rather than it.each: each test is named by its whole title.
+  for (const { title, fixture, reading, mappedFrom, alsoShows } of PUBLISHED_SHAPES) {
+    it(title, () => {
+      const prepared = prepareFixture(fixture);
+      expect(readingOf(prepared)).toEqual(reading);
+      expect(mappedFromOf(prepared)).toEqual(mappedFrom);
+      alsoShows?.(prepared);
     });
-    expect(prepared.canonical.extra.open_todos).toEqual(["Delete the export_v1 flag after the next release", "Document the new Content-Disposition name"]);
-    expect(prepared.canonical.extra.decisions).toHaveLength(2);
-    expect(mappedFromOf(prepared)).toBe(
-      "Mapped from the v0 JSON shape: blockers → open_risks, next_steps → next_action. 2 later steps kept in next_steps.",
-    );
-  });
+  }
 });
 
 describe("mapToContract", () => {

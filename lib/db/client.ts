@@ -7,7 +7,7 @@ import { openSqlite } from "./sqlite";
 import { connectionLostError, isBusyError, isConnectionLost } from "./errors";
 import { BatonError } from "../core/errors";
 import { processSlot } from "../core/singleton";
-import type { SqlQueryable } from "@prisma/driver-adapter-utils";
+import type { SqlDriverAdapter, SqlQuery, SqlQueryable, Transaction } from "@prisma/driver-adapter-utils";
 
 export type Db = PrismaClient;
 /** The client inside `db.$transaction(async (tx) => ...)`. */
@@ -21,8 +21,8 @@ interface DbHolder {
   client: Promise<PrismaClient>;
   /** The SQLite connection under Prisma's adapter (the same one), for the hot paths' statements. */
   connection?: BetterSqlite3.Database;
-  /** PostgreSQL's driver adapter under Prisma (the same pool), for the hot paths' reads outside a transaction. */
-  adapter?: SqlQueryable;
+  /** PostgreSQL's driver adapter under Prisma (the same pool), for the hot paths' reads and write transactions. */
+  adapter?: SqlDriverAdapter;
 }
 
 // One client per process (lib/core/singleton.ts): dev hot reloads and route bundles reuse it.
@@ -68,36 +68,27 @@ export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
 
 /** How long one transaction may run; bulk seeding (tests, the demo) may ask for longer. */
 const TRANSACTION_TIMEOUT_MS = 20_000;
+/** How long a transaction may wait for a connection of its own. */
+const TRANSACTION_MAX_WAIT_MS = 10_000;
+const IDLE_GUARD_SLACK_MS = 1_000;
+
+export interface TransactionOptions {
+  timeoutMs?: number;
+  /** False for a write that appends no ledger row and touches no row another writer reads and writes back: it skips the writers' turn. */
+  ledger?: boolean;
+}
 
 /**
- * Runs `work` in one transaction, retrying a busy database or a connection lost before
- * COMMIT until BATON_SQLITE_BUSY_TIMEOUT_MS, then 503. Every write goes through here; on
- * PostgreSQL it first takes the writers' advisory lock (docs/decisions/023-postgresql.md, 6),
- * which keeps ledger rows committing in seq order. `ledger: false` is for a write that
- * appends no ledger row and touches no row another writer reads and writes back (a
- * heartbeat's last-session columns): it does not wait for the writers' turn.
+ * Runs one attempt after another until one succeeds: a busy database or a connection lost
+ * before COMMIT (`finished` not yet called) is tried again until BATON_SQLITE_BUSY_TIMEOUT_MS,
+ * then answered 503. A connection lost after the work finished may have committed: 503 at once.
  */
-export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { timeoutMs?: number; ledger?: boolean } = {}): Promise<T> {
-  const db = await database();
-  const serialised =
-    databaseDialect() === "postgresql" && options.ledger !== false
-      ? async (tx: Tx) => {
-          await tx.$queryRaw`SELECT 1 AS "locked" FROM pg_advisory_xact_lock(${WRITE_LOCK_KEY})`;
-          return work(tx);
-        }
-      : work;
+async function retryingBusyOrLost<T>(attempt: (finished: () => void) => Promise<T>): Promise<T> {
   const deadline = Date.now() + config().BATON_SQLITE_BUSY_TIMEOUT_MS;
-  for (let attempt = 1; ; attempt++) {
+  for (let tries = 1; ; tries++) {
     let finished = false;
     try {
-      return await db.$transaction(
-        async (tx) => {
-          const result = await serialised(tx);
-          finished = true;
-          return result;
-        },
-        { maxWait: 10_000, timeout: options.timeoutMs ?? TRANSACTION_TIMEOUT_MS },
-      );
+      return await attempt(() => (finished = true));
     } catch (error) {
       const lost = isConnectionLost(error);
       if (lost && finished) throw connectionLostError(error);
@@ -108,9 +99,139 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { 
         throw new BatonError("unavailable", "The database is busy; retry shortly.", null, 1);
       }
       // Jittered, growing waits so that competing writers spread out.
-      const wait = Math.min(BUSY_RETRY_MAX_WAIT_MS, 10 * attempt * attempt) * (0.5 + Math.random());
+      const wait = Math.min(BUSY_RETRY_MAX_WAIT_MS, 10 * tries * tries) * (0.5 + Math.random());
       await new Promise((resolve) => setTimeout(resolve, Math.min(left, wait)));
     }
+  }
+}
+
+/**
+ * Runs `work` in one transaction, retrying a busy database or a connection lost before
+ * COMMIT until BATON_SQLITE_BUSY_TIMEOUT_MS, then 503. Every write goes through here (or
+ * inSqlTransaction, inSqlStatements for the hot writers); on PostgreSQL it first takes the writers' advisory lock
+ * (docs/decisions/023-postgresql.md, 6), which keeps ledger rows committing in seq order.
+ * `ledger: false` (a heartbeat's last-session columns) does not wait for the writers' turn.
+ */
+export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  const db = await database();
+  const serialised =
+    databaseDialect() === "postgresql" && options.ledger !== false
+      ? async (tx: Tx) => {
+          await tx.$queryRaw`SELECT 1 AS "locked" FROM pg_advisory_xact_lock(${WRITE_LOCK_KEY})`;
+          return work(tx);
+        }
+      : work;
+  return retryingBusyOrLost((finished) =>
+    db.$transaction(
+      async (tx) => {
+        const result = await serialised(tx);
+        finished();
+        return result;
+      },
+      { maxWait: TRANSACTION_MAX_WAIT_MS, timeout: options.timeoutMs ?? TRANSACTION_TIMEOUT_MS },
+    ),
+  );
+}
+
+/** PostgreSQL's driver adapter: Prisma connects it on first use, and the write paths need it from the first write on. */
+async function connectedAdapter(db: PrismaClient, holder: DbHolder): Promise<SqlDriverAdapter> {
+  if (!holder.adapter) await db.$connect();
+  if (!holder.adapter) throw new Error("the PostgreSQL driver adapter is not connected");
+  return holder.adapter;
+}
+
+/**
+ * A write transaction of raw statements only, for the hot writers (ingest, session reports),
+ * with inTransaction's retries, lock and timeout. This is the one place that decides its path:
+ * on PostgreSQL the statements run on the driver adapter's own transaction, without Prisma's
+ * interactive-transaction pipeline (docs/decisions/083-postgresql-hot-transactions-through-the-adapter.md);
+ * on SQLite it is inTransaction with the executor on the adapter's one connection, as before.
+ */
+export async function inSqlTransaction<T>(work: (sql: SqlExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  const db = await database();
+  const holder = processDb.value;
+  if (holder?.dialect !== "postgresql") return inTransaction(async (tx) => work(await sqlExecutor(tx)), options);
+  const adapter = await connectedAdapter(db, holder);
+  return retryingBusyOrLost((finished) => adapterTransaction(adapter, work, options, finished));
+}
+
+/**
+ * A write whose statements are each safe on their own and safe to run again (a quiet heartbeat:
+ * read the thread, then a conditional UPDATE), with inTransaction's retries. On PostgreSQL each
+ * statement commits alone on the adapter's pool, skipping BEGIN, the timeouts and COMMIT: at
+ * READ COMMITTED a transaction would give these statements no snapshot they lack alone, and
+ * they hold no lock between them. On SQLite it is inSqlTransaction without the writers' turn
+ * (its one writer's transaction is how a write waits for a busy database).
+ */
+export async function inSqlStatements<T>(work: (sql: SqlExecutor) => Promise<T>): Promise<T> {
+  const db = await database();
+  const holder = processDb.value;
+  if (holder?.dialect !== "postgresql") return inSqlTransaction(work, { ledger: false });
+  const sql = postgresqlAdapterExecutor(await connectedAdapter(db, holder));
+  return retryingBusyOrLost(async (finished) => {
+    const result = await work(sql);
+    finished();
+    return result;
+  });
+}
+
+const rawStatement = (sql: string): SqlQuery => ({ sql, args: [], argTypes: [] });
+
+/**
+ * One attempt of inSqlTransaction on PostgreSQL: BEGIN on a connection of the adapter's pool,
+ * then in one round trip the transaction's timeouts and (for a ledger write) the writers' lock;
+ * `work`; COMMIT, or ROLLBACK on any error. As Prisma's transactions do, it gives up when no
+ * connection came within TRANSACTION_MAX_WAIT_MS and rolls back at the timeout, after which
+ * every statement fails. Unlike them, the server enforces the timeout too: no statement (the
+ * lock's wait included) and no idle gap may outlast it, so a stuck transaction cannot keep the
+ * writers' lock.
+ */
+async function adapterTransaction<T>(
+  adapter: SqlDriverAdapter,
+  work: (sql: SqlExecutor) => Promise<T>,
+  options: TransactionOptions,
+  finished: () => void,
+): Promise<T> {
+  const timeoutMs = Math.ceil(options.timeoutMs ?? TRANSACTION_TIMEOUT_MS);
+  const asked = Date.now();
+  const transaction = await adapter.startTransaction();
+  const startedAt = Date.now();
+  let open = true;
+  const end = async (statement: "COMMIT" | "ROLLBACK") => {
+    if (!open) return;
+    open = false;
+    clearTimeout(timer);
+    try {
+      await transaction.executeRaw(rawStatement(statement));
+    } finally {
+      await (statement === "COMMIT" ? transaction.commit() : transaction.rollback());
+    }
+  };
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    void end("ROLLBACK").catch(() => undefined);
+  }, timeoutMs);
+  timer.unref();
+  const expiredError = () =>
+    new Error(`A statement cannot be executed on an expired transaction: its timeout was ${timeoutMs} ms, and ${Date.now() - startedAt} ms passed since it started.`);
+  const stillOpen = () => {
+    if (expired) throw expiredError();
+  };
+  try {
+    if (startedAt - asked > TRANSACTION_MAX_WAIT_MS) throw new Error(`Unable to start a transaction within ${TRANSACTION_MAX_WAIT_MS} ms.`);
+    // The server's idle guard a little after the timer's ROLLBACK: it is for a process that stopped talking.
+    const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs + IDLE_GUARD_SLACK_MS}`;
+    await transaction.executeRaw(rawStatement(options.ledger === false ? guard : `${guard}; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`));
+    const result = await work(postgresqlAdapterExecutor(transaction, stillOpen));
+    finished();
+    stillOpen();
+    await end("COMMIT");
+    return result;
+  } catch (error) {
+    await end("ROLLBACK").catch(() => undefined);
+    // Past the timeout, whatever failed (a connection the server ended meanwhile too): not retried.
+    throw expired ? expiredError() : error;
   }
 }
 
@@ -118,11 +239,12 @@ export async function inTransaction<T>(work: (tx: Tx) => Promise<T>, options: { 
  * Runs statements for the hot paths (ingest, token checks). On SQLite they go
  * straight to the adapter's own connection, skipping Prisma's per-query
  * overhead (about 0.2 ms a statement; docs/decisions/003-raw-sql-on-the-ingest-path.md). Writes must run
- * inside `inTransaction`, whose BEGIN they then share.
+ * inside `inTransaction` (whose BEGIN they then share), `inSqlTransaction` or `inSqlStatements`.
  */
 export interface SqlExecutor {
   query<Row>(sql: Prisma.Sql): Promise<Row[]>;
-  execute(sql: Prisma.Sql): Promise<void>;
+  /** Runs a statement; resolves to the number of rows it changed. */
+  execute(sql: Prisma.Sql): Promise<number>;
 }
 
 const STATEMENT_CACHE_SIZE = 256;
@@ -150,7 +272,7 @@ function sqliteExecutor(connection: BetterSqlite3.Database): SqlExecutor {
       return prepare(sql.sql).all(...sql.values.map(sqliteValue)) as Row[];
     },
     async execute(sql: Prisma.Sql) {
-      prepare(sql.sql).run(...sql.values.map(sqliteValue));
+      return prepare(sql.sql).run(...sql.values.map(sqliteValue)).changes;
     },
   };
 }
@@ -177,7 +299,7 @@ function postgresqlExecutor(client: Db | Tx): SqlExecutor {
       });
     },
     async execute(sql: Prisma.Sql) {
-      await client.$executeRaw(sql);
+      return client.$executeRaw(sql);
     },
   };
 }
@@ -214,12 +336,15 @@ function adapterArg(value: unknown): unknown {
 }
 
 /**
- * Reads outside a transaction straight through the driver adapter: the same pool and type
- * parsing as Prisma's $queryRaw without its per-statement pipeline (under the issue-15 load on
- * PostgreSQL that pipeline was about a quarter of the server's CPU; docs/decisions/079-postgresql-reads-through-the-adapter.md).
+ * Statements straight through the driver adapter (outside a transaction: its pool; or one
+ * transaction of it): the same type parsing as Prisma's $queryRaw without its per-statement
+ * pipeline (under the issue-15 load on PostgreSQL that pipeline was about a quarter of the
+ * server's CPU; docs/decisions/079-postgresql-reads-through-the-adapter.md). `beforeEach`
+ * may refuse a statement (an expired transaction).
  */
-function postgresqlAdapterExecutor(adapter: SqlQueryable): SqlExecutor {
+function postgresqlAdapterExecutor(adapter: SqlQueryable | Transaction, beforeEach?: () => void): SqlExecutor {
   const query = (sql: Prisma.Sql) => {
+    beforeEach?.();
     const args = sql.values.map(adapterArg);
     return { sql: sql.text, args, argTypes: args.map(() => ({ scalarType: "unknown" as const, arity: "scalar" as const })) };
   };
@@ -233,7 +358,7 @@ function postgresqlAdapterExecutor(adapter: SqlQueryable): SqlExecutor {
       });
     },
     async execute(sql: Prisma.Sql) {
-      await adapter.executeRaw(query(sql));
+      return adapter.executeRaw(query(sql));
     },
   };
 }

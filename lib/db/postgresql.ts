@@ -1,5 +1,5 @@
 import "server-only";
-import type { IsolationLevel, SqlDriverAdapterFactory, SqlQuery, SqlQueryable, Transaction } from "@prisma/driver-adapter-utils";
+import type { IsolationLevel, SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from "@prisma/driver-adapter-utils";
 import type pg from "pg";
 import type { PrismaClient } from "../generated/prisma/client";
 
@@ -40,9 +40,9 @@ export function listenOnEveryConnection(pool: pg.Pool): void {
 
 /**
  * Opens the client; `onAdapter` gets the driver adapter once Prisma connects it, so that the
- * hot paths' reads outside a transaction can skip Prisma's per-statement pipeline (lib/db/client.ts).
+ * hot paths' reads and write transactions can skip Prisma's per-statement pipeline (lib/db/client.ts).
  */
-export async function openPostgresql(url: string, onAdapter?: (adapter: SqlQueryable) => void): Promise<PrismaClient> {
+export async function openPostgresql(url: string, onAdapter?: (adapter: SqlDriverAdapter) => void): Promise<PrismaClient> {
   // Loaded only on PostgreSQL: a client generated from prisma/postgresql/schema/,
   // the same models as the SQLite one (lib/db/migrate/schema-source.ts), so the same type.
   const [{ PrismaPg }, generated] = await Promise.all([
@@ -56,11 +56,12 @@ export async function openPostgresql(url: string, onAdapter?: (adapter: SqlQuery
     connect: async () => {
       const connected = await factory.connect();
       listenOnEveryConnection(connected.underlyingDriver());
-      onAdapter?.(connected);
       const startTransaction = connected.startTransaction.bind(connected);
-      return Object.assign(connected, {
+      const mended = Object.assign(connected, {
         startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),
       });
+      onAdapter?.(mended);
+      return mended;
     },
   };
   return new generated.PrismaClient({ adapter }) as unknown as PrismaClient;

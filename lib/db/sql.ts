@@ -2,6 +2,11 @@ import "server-only";
 import type { Dialect, SqlExecutor } from "./client";
 import { Prisma } from "../generated/prisma/client";
 
+/** A value as SqlExecutor.query hands it out on either database (lib/db/client.ts): instants as ISO text, booleans as 0/1, int8 as numbers. */
+type ExecutorValue<Value> = Value extends Date ? string : Value extends boolean | bigint ? number : Value;
+/** A row of these columns (a Prisma model's, or a pick of them) as SqlExecutor.query hands it out. */
+export type ExecutorRow<Columns> = { [Column in keyof Columns]: ExecutorValue<Columns[Column]> };
+
 // Well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters per statement.
 const MAX_PARAMETERS = 8_000;
 

@@ -1,5 +1,5 @@
 import "server-only";
-import { sqlExecutor, type Tx } from "../db/client";
+import { sqlExecutor, type SqlExecutor, type Tx } from "../db/client";
 import { insertRows } from "../db/sql";
 import { announceLedger } from "./bus";
 import type { LedgerKind } from "./dto";
@@ -21,8 +21,13 @@ const EVENT_COLUMNS = ["at", "kind", "threadKey", "versionId", "actor", "data"] 
 
 /** Appends events inside the caller's transaction; subscribers hear of them after commit. */
 export async function appendLedgerEvents(tx: Tx, events: NewLedgerEvent[], at: Date): Promise<void> {
+  await writeLedgerEvents(await sqlExecutor(tx), events, at);
+}
+
+/** appendLedgerEvents for a transaction of raw statements (lib/db/client.ts inSqlTransaction). */
+export async function writeLedgerEvents(sql: SqlExecutor, events: NewLedgerEvent[], at: Date): Promise<void> {
   await insertRows(
-    await sqlExecutor(tx),
+    sql,
     "LedgerEvent",
     EVENT_COLUMNS,
     events.map((event) => [

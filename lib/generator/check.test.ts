@@ -89,17 +89,17 @@ describe("checkWorkbench", () => {
   it("reports *.tmp files and scratch folders anywhere under the root, but not in .git or node_modules", async () => {
     const bench = await newBench();
     await bench.write("feedback_record.jsonl", jsonl([passingTests()]));
-    await bench.write("deep/er/plan.TMP", "");
-    await bench.write(".scratch/notes.md", "");
-    await bench.write("scratch-2/x", "");
-    await bench.write("node_modules/pkg/cache.tmp", "");
-    await bench.write("src/scratchpad.ts", "");
     await mkdir(path.join(bench.root, "outputs"), { recursive: true });
-    expect(await problemsOf(bench.root)).toEqual([
-      { check: "temp_files", detail: "scratch folder .scratch/ left behind" },
-      { check: "temp_files", detail: "temporary file deep/er/plan.TMP left behind" },
-      { check: "temp_files", detail: "scratch folder scratch-2/ left behind" },
-    ]);
+    // Each file left behind, in path order, and what the check says of it (null: nothing).
+    const leftovers: [string, string | null][] = [
+      [".scratch/notes.md", "scratch folder .scratch/ left behind"],
+      ["deep/er/plan.TMP", "temporary file deep/er/plan.TMP left behind"],
+      ["node_modules/pkg/cache.tmp", null],
+      ["scratch-2/x", "scratch folder scratch-2/ left behind"],
+      ["src/scratchpad.ts", null],
+    ];
+    for (const [file] of leftovers) await bench.write(file, "");
+    expect(await problemsOf(bench.root)).toEqual(leftovers.flatMap(([, detail]) => (detail ? [{ check: "temp_files", detail }] : [])));
   });
 
   it("reports a failing, unknown or missing last test run, judged by the last test command only", async () => {

@@ -1,5 +1,5 @@
 import "server-only";
-import { inTransaction, type Tx } from "../db/client";
+import { inTransaction, sqlExecutor, type Tx } from "../db/client";
 import { BatonError } from "../core/errors";
 import { announceLedger } from "../events/bus";
 import { appendLedgerEvents } from "../events/ledger";
@@ -14,7 +14,7 @@ export async function archiveThreadIn(tx: Tx, threadKey: string, actor: string, 
   const { count } = await tx.thread.updateMany({ where: { key: threadKey, archived: false }, data: { archived: true, updatedAt: at } });
   if (!count) return false;
   const thread = await tx.thread.findUniqueOrThrow({ where: { key: threadKey }, select: { id: true } });
-  await markRiskThreads(tx, [thread.id]);
+  await markRiskThreads(await sqlExecutor(tx), [thread.id]);
   await appendLedgerEvents(tx, [{ kind: "thread_archived", threadKey, actor, data: { reason } }], at);
   return true;
 }

@@ -12,8 +12,7 @@ import { singleton } from "../core/singleton";
  * one ledger-feed subscription, one read per group (docs/decisions/019-waiting-read.md).
  */
 
-/** The longest a request may wait (5 minutes). */
-export const MAX_WAIT_SECONDS = 300;
+export { MAX_WAIT_SECONDS } from "./wait-limit";
 /** Waiters one process keeps; past that, 503 with Retry-After. */
 export const MAX_WAITERS_PER_PROCESS = 10_000;
 

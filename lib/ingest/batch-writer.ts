@@ -1,5 +1,5 @@
 import "server-only";
-import { inTransaction, isUniqueViolation } from "../db/client";
+import { inSqlTransaction, isUniqueViolation } from "../db/client";
 import { BatonError } from "../core/errors";
 import { announceLedger } from "../events/bus";
 import { storeBatch } from "./store-batch";
@@ -100,7 +100,7 @@ async function gather(): Promise<void> {
 }
 
 async function writeTogether(batch: Waiting[]): Promise<void> {
-  const { results, stored } = await inTransaction((tx) => storeBatch(tx, batch.map((waiting) => waiting.item)));
+  const { results, stored } = await inSqlTransaction((sql) => storeBatch(sql, batch.map((waiting) => waiting.item)));
   queue.lastCommitAt = performance.now();
   queue.lastBatchSize = batch.length;
   queue.committedBatches++;
@@ -137,7 +137,7 @@ async function drain(): Promise<void> {
         await writeTogether(batch);
       } catch (error) {
         if (error instanceof BatonError) {
-          // A busy database (503, after inTransaction waited its whole busy timeout)
+          // A busy database (503, after inSqlTransaction waited its whole busy timeout)
           // fails the batch alike, and the packets that queued up meanwhile: each
           // would otherwise wait out another timeout behind it, to the same answer.
           const failed = error.code === "unavailable" ? [...batch, ...queue.waiting.splice(0)] : batch;

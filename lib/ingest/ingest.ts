@@ -4,9 +4,11 @@ import { preparePacket } from "../contract/prepare";
 import { prepareAttachedReports } from "../contract/attached-reports";
 import { markdownToPacket } from "../contract/markdown";
 import { parseJsonText } from "../contract/validate";
-import { inTransaction } from "../db/client";
+import { inSqlTransaction } from "../db/client";
+import { insertRows } from "../db/sql";
 import { BatonError } from "../core/errors";
 import { submitForStorage } from "./batch-writer";
+import { readIdempotencyRecord } from "./store-batch";
 import { primeNewVersionVerdict } from "../views/verdict/version";
 import type { IngestResult, IngestSource } from "./types";
 
@@ -57,8 +59,8 @@ export async function ingestPacket(body: unknown, source: IngestSource, received
  */
 export async function claimIdempotencyKey(idempotency: { tokenId: string; key: string }, body: unknown): Promise<void> {
   const bodyHash = sha256Hex(canonicalJson(body));
-  await inTransaction(async (tx) => {
-    const record = await tx.idempotencyRecord.findUnique({ where: { tokenId_key: idempotency } });
+  await inSqlTransaction(async (sql) => {
+    const record = await readIdempotencyRecord(sql, idempotency);
     if (record && record.bodyHash !== bodyHash) {
       throw new BatonError(
         "idempotency_key_reused",
@@ -66,6 +68,8 @@ export async function claimIdempotencyKey(idempotency: { tokenId: string; key: s
         { idempotency_key: idempotency.key },
       );
     }
-    if (!record) await tx.idempotencyRecord.create({ data: { ...idempotency, bodyHash, packetId: null, createdAt: new Date() } });
+    if (!record) {
+      await insertRows(sql, "IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], [[idempotency.tokenId, idempotency.key, bodyHash, null, new Date()]]);
+    }
   });
 }

@@ -1,10 +1,10 @@
 import "server-only";
-import { sqlExecutor, type SqlExecutor, type Tx } from "../db/client";
+import type { SqlExecutor } from "../db/client";
 import { BatonError } from "../core/errors";
 import { Prisma } from "../generated/prisma/client";
 import { newId } from "../db/ids";
 import type { Flag } from "../contract/lint";
-import { appendLedgerEvents, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
+import { writeLedgerEvents, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
 import { packetUsageRows, recordBudgetCrossings, USAGE_COLUMNS } from "../views/usage/ingest-usage";
 import { markRiskThreads } from "../views/risks/read-model";
@@ -87,16 +87,6 @@ function recordLocation(arrival: DuplicateArrival, locationRows: unknown[][]): b
   return true;
 }
 
-/**
- * The last arrival sequence given. Writers take turns (one SQLite writer; on PostgreSQL
- * every write transaction first takes one advisory lock), so the next is this plus one,
- * in one process and across instances; the unique index refuses a duplicate anyway.
- */
-async function lastArrivalSeq(sql: SqlExecutor): Promise<number> {
-  const [row] = await sql.query<{ seq: number | bigint | null }>(Prisma.sql`SELECT MAX("arrivalSeq") AS "seq" FROM "PacketVersion"`);
-  return Number(row?.seq ?? 0);
-}
-
 const keyReused = (key: string) =>
   new BatonError("idempotency_key_reused", "This Idempotency-Key was already used with a different body; use a new key for new content.", {
     idempotency_key: key,
@@ -108,7 +98,7 @@ const keyReused = (key: string) =>
  * duplicate) without recording the key again. Returns the items whose key is new.
  */
 async function checkKeys(
-  tx: Tx,
+  sql: SqlExecutor,
   items: readonly PendingPacket[],
   results: (IngestResult | BatonError | undefined)[],
 ): Promise<Set<number>> {
@@ -118,9 +108,7 @@ async function checkKeys(
     const idempotency = item.source.idempotency;
     if (!idempotency) continue;
     const id = `${idempotency.tokenId}\u0000${idempotency.key}`;
-    const record = inBatch.has(id)
-      ? { bodyHash: inBatch.get(id)! }
-      : await tx.idempotencyRecord.findUnique({ where: { tokenId_key: idempotency } });
+    const record = inBatch.has(id) ? { bodyHash: inBatch.get(id)! } : await readIdempotencyRecord(sql, idempotency);
     if (!record) {
       inBatch.set(id, item.bodyHash);
       newKeys.add(index);
@@ -131,27 +119,35 @@ async function checkKeys(
   return newKeys;
 }
 
+/** The stored Idempotency-Key record of (token, key), or undefined. */
+export async function readIdempotencyRecord(sql: SqlExecutor, idempotency: { tokenId: string; key: string }): Promise<{ bodyHash: string } | undefined> {
+  const [record] = await sql.query<{ bodyHash: string }>(
+    Prisma.sql`SELECT "bodyHash" FROM "IdempotencyRecord" WHERE "tokenId" = ${idempotency.tokenId} AND "key" = ${idempotency.key}`,
+  );
+  return record;
+}
+
 /** A bound token's packet for a stored thread of another project (decision 056), or null. */
 const refusal = (tokenProject: string | undefined, thread: ThreadState | undefined) =>
   tokenProject === undefined || thread === undefined ? null : threadOutsideProject(thread.key, thread.project, tokenProject);
 
 /**
- * Stores a batch of validated packets in the caller's transaction, in order, as
+ * Stores a batch of validated packets in the caller's transaction (its executor), in order, as
  * if one after another: dedupe by content hash, find or create each thread,
  * supersede by the contract's ordering, record ledger events. A few statements
  * serve the whole batch. Returns one result (or a per-item BatonError) per item.
  */
 export async function storeBatch(
-  tx: Tx,
+  sql: SqlExecutor,
   items: readonly PendingPacket[],
 ): Promise<{ results: (IngestResult | BatonError)[]; stored: number }> {
   const results: (IngestResult | BatonError | undefined)[] = new Array(items.length);
-  const sql = await sqlExecutor(tx);
-  const newKeys = await checkKeys(tx, items, results);
+  const newKeys = await checkKeys(sql, items, results);
   const open = items.map((item, index) => ({ item, index })).filter(({ index }) => results[index] === undefined);
   const known = await readExistingVersions(sql, [...new Set(open.map(({ item }) => item.packet.contentHash))]);
-  const threads = await readThreads(sql, [...new Set(open.map(({ item }) => item.packet.threadKey))]);
-  let arrivalSeq = await lastArrivalSeq(sql);
+  const read = await readThreads(sql, [...new Set(open.map(({ item }) => item.packet.threadKey))]);
+  const threads = read.threads;
+  let arrivalSeq = read.lastArrivalSeq;
 
   const versionRows: unknown[][] = [];
   const riskRows: unknown[][] = [];
@@ -218,11 +214,11 @@ export async function storeBatch(
   await insertRows(sql, "PacketReport", ["versionId", "ref", "json", "bytes"], reportRows);
   await insertRows(sql, "PacketUsage", USAGE_COLUMNS, usageRows);
   // Budgets of the projects that spent in this batch (lib/views/usage): one event per budget per period.
-  events.push(...(await recordBudgetCrossings(tx, usageRows, new Date())));
+  events.push(...(await recordBudgetCrossings(sql, usageRows, new Date())));
   await insertRows(sql, "Thread", THREAD_COLUMNS, changed.map((t) => threadRow(t, true)), updateOnConflict("id", THREAD_UPDATED_COLUMNS));
   // The risks list's stored groups of the threads whose active packet or history changed: marked, refreshed after commit (decision 084).
-  await markRiskThreads(tx, [...changed.map((t) => t.id), ...riskRows.map((row) => row[RISK_COLUMNS.indexOf("threadId")] as string)]);
-  await appendLedgerEvents(tx, events, new Date());
+  await markRiskThreads(sql, [...changed.map((t) => t.id), ...riskRows.map((row) => row[RISK_COLUMNS.indexOf("threadId")] as string)]);
+  await writeLedgerEvents(sql, events, new Date());
   await insertRows(sql, "IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], keyRows);
   return { results: results as (IngestResult | BatonError)[], stored: versionRows.length };
 }

@@ -31,42 +31,60 @@ export const THREAD_COLUMNS = [
 ] as const;
 export const THREAD_UPDATED_COLUMNS = THREAD_COLUMNS.filter((column) => column !== "id" && column !== "key" && column !== "createdAt");
 
-/** The batch's threads by key, as stored. */
-export async function readThreads(sql: SqlExecutor, keys: string[]): Promise<Map<string, ThreadState>> {
-  if (!keys.length) return new Map();
-  const rows = await inChunks(keys, (chunk) => sql.query<
-    {
-      id: string;
-      key: string;
-      archived: boolean | number | bigint;
-      activeVersionId: string | null;
-      activeSortAt: string | Date | null;
-      activeReceivedAt: string | Date | null;
-      activeArrivalSeq: number | bigint | null;
-      createdAt: string | Date;
-      updatedAt: string | Date;
-      agent: string | null;
-      project: string | null;
-      branch: string | null;
-      topic: string | null;
-    }
-  >(Prisma.sql`SELECT ${Prisma.raw(THREAD_COLUMNS.map((column) => `"${column}"`).join(", "))} FROM "Thread" WHERE "key" IN (${Prisma.join(chunk)})`));
-  return new Map(
-    rows.map((row) => [
-      row.key,
-      {
-        ...row,
-        isNew: false,
-        changed: false,
-        archived: Boolean(Number(row.archived)),
-        activeSortAt: asDate(row.activeSortAt),
-        activeReceivedAt: asDate(row.activeReceivedAt),
-        activeArrivalSeq: row.activeArrivalSeq === null ? null : Number(row.activeArrivalSeq),
-        createdAt: asDate(row.createdAt)!,
-        updatedAt: asDate(row.updatedAt)!,
-      },
-    ]),
-  );
+type ThreadRowRead = {
+  id: string | null;
+  key: string;
+  archived: boolean | number | bigint;
+  activeVersionId: string | null;
+  activeSortAt: string | Date | null;
+  activeReceivedAt: string | Date | null;
+  activeArrivalSeq: number | bigint | null;
+  createdAt: string | Date;
+  updatedAt: string | Date;
+  agent: string | null;
+  project: string | null;
+  branch: string | null;
+  topic: string | null;
+  lastArrivalSeq: number | bigint | null;
+};
+
+/**
+ * The batch's threads by key, as stored, and the last arrival sequence given, in one statement
+ * (a row even when no thread is stored yet). Writers take turns (one SQLite writer; on PostgreSQL
+ * every write transaction first takes one advisory lock), so the next sequence is that plus one,
+ * in one process and across instances; the unique index refuses a duplicate anyway.
+ */
+export async function readThreads(sql: SqlExecutor, keys: string[]): Promise<{ threads: Map<string, ThreadState>; lastArrivalSeq: number }> {
+  const columns = Prisma.raw(THREAD_COLUMNS.map((column) => `t."${column}"`).join(", "));
+  const rows = keys.length
+    ? await inChunks(keys, (chunk) =>
+        sql.query<ThreadRowRead>(Prisma.sql`SELECT ${columns}, s."lastArrivalSeq"
+          FROM (SELECT MAX("arrivalSeq") AS "lastArrivalSeq" FROM "PacketVersion") s
+          LEFT JOIN "Thread" t ON t."key" IN (${Prisma.join(chunk)})`),
+      )
+    : await sql.query<Pick<ThreadRowRead, "lastArrivalSeq">>(Prisma.sql`SELECT MAX("arrivalSeq") AS "lastArrivalSeq" FROM "PacketVersion"`);
+  const threads = new Map<string, ThreadState>();
+  for (const row of rows as ThreadRowRead[]) {
+    if (row.id === null || row.id === undefined) continue;
+    threads.set(row.key, {
+      id: row.id,
+      key: row.key,
+      isNew: false,
+      changed: false,
+      archived: Boolean(Number(row.archived)),
+      activeSortAt: asDate(row.activeSortAt),
+      activeReceivedAt: asDate(row.activeReceivedAt),
+      activeVersionId: row.activeVersionId,
+      activeArrivalSeq: row.activeArrivalSeq === null ? null : Number(row.activeArrivalSeq),
+      createdAt: asDate(row.createdAt)!,
+      updatedAt: asDate(row.updatedAt)!,
+      agent: row.agent,
+      project: row.project,
+      branch: row.branch,
+      topic: row.topic,
+    });
+  }
+  return { threads, lastArrivalSeq: Number(rows[0]?.lastArrivalSeq ?? 0) };
 }
 
 /** The batch's thread for `key`: the stored one, or a new one (written with the batch). */

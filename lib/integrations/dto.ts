@@ -10,11 +10,13 @@ import { displayNameSchema } from "../contract/display-name";
 
 export const CODE_HOSTS = ["github", "gitlab"] as const;
 export type CodeHost = (typeof CODE_HOSTS)[number];
+const codeHostSchema = z.enum(CODE_HOSTS, { error: "host must be github or gitlab" });
 
 export const PULL_REQUEST_STATES = ["open", "draft", "merged", "closed"] as const;
 export const CI_STATES = ["passing", "failing", "running"] as const;
 export const REVIEW_STATES = ["approved", "changes_requested", "commented", "dismissed"] as const;
-export type CiState = (typeof CI_STATES)[number];
+const ciStateSchema = z.enum(CI_STATES);
+export type CiState = z.infer<typeof ciStateSchema>;
 
 export const pullRequestChangeSchema = z.object({
   url: z.string().nullable(),
@@ -25,7 +27,7 @@ export const pullRequestChangeSchema = z.object({
 export const ciChangeSchema = z.object({
   /** What it is kept by: a check run's name, or "pipeline" on GitLab (a newer one replaces it). */
   name: z.string(),
-  state: z.enum(CI_STATES),
+  state: ciStateSchema,
   /** When failing: the failing check's or job's name, to show and to quote. */
   failing: z.string().nullable(),
   url: z.string().nullable(),
@@ -39,7 +41,7 @@ export const reviewChangeSchema = z.object({
   url: z.string().nullable(),
 });
 
-const where = { repository: z.string(), branch: z.string(), at: z.string() };
+const where = { repository: z.string(), branch: z.string(), at: isoTime };
 /** One delivery, normalised: what it says and where (repository and branch) it applies. */
 export const codeHostChangeSchema = z.discriminatedUnion("event", [
   z.object({ event: z.literal("pull_request"), ...where, pull_request: pullRequestChangeSchema }),
@@ -50,10 +52,10 @@ export type CodeHostChange = z.infer<typeof codeHostChangeSchema>;
 
 /** What the card and the thread page show of the work outside the agent. */
 export const threadWorkDto = z.object({
-  pull_request: pullRequestChangeSchema.extend({ at: z.string() }).nullable(),
+  pull_request: pullRequestChangeSchema.extend({ at: isoTime }).nullable(),
   ci: z
     .object({
-      state: z.enum(CI_STATES),
+      state: ciStateSchema,
       /** The first failing check (or the first still running), with its link. */
       check: z.string().nullable(),
       url: z.string().nullable(),
@@ -77,14 +79,14 @@ export const INTEGRATION_NAME_MAX = 100;
 
 export const newIntegrationSchema = z.strictObject({
   name: displayNameSchema("name", INTEGRATION_NAME_MAX),
-  host: z.enum(CODE_HOSTS, { error: "host must be github or gitlab" }),
+  host: codeHostSchema,
 });
 export type NewIntegration = z.infer<typeof newIntegrationSchema>;
 
 export const integrationDto = z.object({
   id: z.string(),
   name: z.string(),
-  host: z.enum(CODE_HOSTS),
+  host: codeHostSchema,
   /** Where the code host posts: this path on Baton's public address. */
   endpoint: z.string(),
   secret_hint: z.string(),
@@ -93,11 +95,8 @@ export const integrationDto = z.object({
 });
 export type IntegrationDto = z.infer<typeof integrationDto>;
 
-export const createdIntegrationDto = z.object({
-  integration: integrationDto,
-  /** The secret to paste into the code host's webhook settings: shown this once. */
-  secret: z.string(),
-});
+/** POST answer: `secret` is the one to paste into the code host's webhook settings, shown this once. */
+export const createdIntegrationDto = z.object({ integration: integrationDto, secret: z.string() });
 export type CreatedIntegrationDto = z.infer<typeof createdIntegrationDto>;
 
 export const unmatchedDeliveryDto = z.object({
@@ -108,7 +107,6 @@ export const unmatchedDeliveryDto = z.object({
   branch: z.string().nullable(),
   received_at: isoTime,
 });
-export type UnmatchedDeliveryDto = z.infer<typeof unmatchedDeliveryDto>;
 
 export const UNMATCHED_SHOWN = 50;
 export const integrationListDto = z.object({

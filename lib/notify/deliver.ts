@@ -4,6 +4,7 @@ import { request as httpsRequest } from "node:https";
 import ipaddr from "ipaddr.js";
 import { config } from "../server/config";
 import { database, inTransaction } from "../db/client";
+import { inChunks } from "../db/sql";
 import { startPollingLoop, type PollingLoop } from "./loop";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signBody } from "./signature";
 import { addressProblem, guardedLookup, normaliseHost, RefusedTargetError, resolveWithDns, type ResolveHost, type WebhookAllowList } from "./targets";
@@ -65,15 +66,22 @@ const dueWhere = (now: Date) => ({
 async function claimDue(limit: number, now: Date, lease: Date): Promise<Claimed[]> {
   return inTransaction(async (tx) => {
     const candidates = await tx.webhookDelivery.findMany({ where: dueWhere(now), orderBy: { nextAttemptAt: "asc" }, take: limit, select: { id: true } });
-    const claimed: Claimed[] = [];
+    const won: string[] = [];
     for (const { id } of candidates) {
-      const won = await tx.webhookDelivery.updateMany({ where: { id, ...dueWhere(now) }, data: { lockedUntil: lease } });
-      if (won.count !== 1) continue;
-      const row = await tx.webhookDelivery.findUniqueOrThrow({ where: { id }, select: { id: true, event: true, body: true, attempts: true, webhookId: true } });
-      const webhook = await tx.webhook.findUnique({ where: { id: row.webhookId }, select: { id: true, name: true, url: true, secret: true, enabled: true } });
-      claimed.push({ id: row.id, event: row.event, body: row.body, attempts: row.attempts, lease, webhook });
+      const claim = await tx.webhookDelivery.updateMany({ where: { id, ...dueWhere(now) }, data: { lockedUntil: lease } });
+      if (claim.count === 1) won.push(id);
     }
-    return claimed;
+    // The claimed rows and their webhooks in two reads for the batch, not two per delivery.
+    const rows = await inChunks(won, (ids) =>
+      tx.webhookDelivery.findMany({ where: { id: { in: ids } }, select: { id: true, event: true, body: true, attempts: true, webhookId: true } }),
+    );
+    const webhookIds = [...new Set(rows.map((row) => row.webhookId))];
+    const webhooks = new Map(
+      (await inChunks(webhookIds, (ids) => tx.webhook.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, url: true, secret: true, enabled: true } }))).map(
+        (webhook) => [webhook.id, webhook],
+      ),
+    );
+    return rows.map((row) => ({ id: row.id, event: row.event, body: row.body, attempts: row.attempts, lease, webhook: webhooks.get(row.webhookId) ?? null }));
   });
 }
 

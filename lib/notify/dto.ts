@@ -9,13 +9,6 @@ import { displayNameSchema } from "../contract/display-name";
  * them (lib/notify/webhooks.ts).
  */
 
-export const WEBHOOK_NAME_MAX = 100;
-export const WEBHOOK_URL_MAX = 2000;
-export const WEBHOOK_SECRET_MIN = 16;
-export const WEBHOOK_SECRET_MAX = 256;
-export const DELIVERY_PAGE_DEFAULT = 50;
-export const DELIVERY_PAGE_MAX = 200;
-
 /** Why `value` is not a URL Baton may post to, or null. Only http and https are sent. */
 export function webhookUrlProblem(value: string): string | null {
   let url: URL;
@@ -33,8 +26,10 @@ export function webhookUrlProblem(value: string): string | null {
   return null;
 }
 
+export const WEBHOOK_NAME_MAX = 100;
 const nameSchema = displayNameSchema("name", WEBHOOK_NAME_MAX);
 
+export const WEBHOOK_URL_MAX = 2000;
 const urlSchema = z
   .string({ error: "url must be a string" })
   .trim()
@@ -44,6 +39,8 @@ const urlSchema = z
     if (problem) context.addIssue({ code: "custom", message: problem });
   });
 
+export const WEBHOOK_SECRET_MIN = 16;
+export const WEBHOOK_SECRET_MAX = 256;
 const secretSchema = z
   .string({ error: "secret must be a string" })
   .min(WEBHOOK_SECRET_MIN, `secret must be at least ${WEBHOOK_SECRET_MIN} characters (or leave it out to have one generated)`)
@@ -122,6 +119,8 @@ export type DeliveryDto = z.infer<typeof deliveryDto>;
 export const deliveryPageDto = z.object({ deliveries: z.array(deliveryDto), next_before: z.string().nullable() });
 export type DeliveryPageDto = z.infer<typeof deliveryPageDto>;
 
+export const DELIVERY_PAGE_DEFAULT = 50;
+export const DELIVERY_PAGE_MAX = 200;
 export const deliveryPageQuerySchema = z.object({
   limit: z.coerce
     .number({ error: "limit must be a number" })

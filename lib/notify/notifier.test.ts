@@ -289,7 +289,8 @@ describe("the cursor", () => {
   it("two notifiers started together on one database enqueue each delivery exactly once", async () => {
     const webhook = await hook(["question.asked"]);
     const threads = Array.from({ length: 30 }, () => uniqueThread("together"));
-    for (const thread of threads) await ingest(thread, { questions_for_human: ["Go ahead?"] });
+    // Side by side: the ingest writer stores them in one commit (the notifiers' race is the subject, not the ingest).
+    await Promise.all(threads.map((thread) => ingest(thread, { questions_for_human: ["Go ahead?"] })));
     const [a, b] = await Promise.all([notifyUntilIdle({ batchSize: 3 }), notifyUntilIdle({ batchSize: 3 })]);
     expect(a.pending + b.pending).toBe(30);
     // They did race: a step of one found the cursor moved by the other, and wrote nothing.
@@ -302,7 +303,7 @@ describe("the cursor", () => {
   it("and so do two processes", async () => {
     const webhook = await hook(["question.asked"]);
     const threads = Array.from({ length: 40 }, () => uniqueThread("processes"));
-    for (const thread of threads) await ingest(thread, { questions_for_human: ["Go ahead?"] });
+    await Promise.all(threads.map((thread) => ingest(thread, { questions_for_human: ["Go ahead?"] })));
 
     const child = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", fileURLToPath(new URL("../../testing/webhook-notifier-child.ts", import.meta.url))], {
       env: { ...process.env, DATABASE_URL: database_().url },

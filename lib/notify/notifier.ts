@@ -1,6 +1,7 @@
 import "server-only";
 import { config } from "../server/config";
 import { database, inTransaction, type Tx } from "../db/client";
+import type { Prisma } from "../generated/prisma/client";
 import { newId } from "../db/ids";
 import { announceLedger } from "../events/bus";
 import { appendLedgerEvents } from "../events/ledger";
@@ -95,6 +96,9 @@ async function readVerdictFailures(derivation: Derivation): Promise<{ notificati
   return failed;
 }
 
+/** Rows per INSERT of a step's deliveries: 9 values each, well under both databases' bound-parameter limits. */
+const DELIVERIES_PER_STATEMENT = 500;
+
 // Delivery ids are time-sortable (lib/db/ids.ts) and the log is ordered by them: one
 // millisecond apart at least, so deliveries enqueued together keep their order.
 let lastIdStamp = 0;
@@ -131,29 +135,38 @@ export async function notifyStep(options: NotifierOptions = {}): Promise<NotifyS
     const webhooks: WebhookRow[] = await tx.webhook.findMany({ where: { enabled: true }, orderBy: { createdAt: "asc" } });
     let pending = 0;
     let suppressed = 0;
+    // The step's deliveries are written together at its end; the rate limit sees the ones it
+    // enqueued to send through this set (the rows before the step, through sentRecently).
+    const deliveries: Prisma.WebhookDeliveryCreateManyInput[] = [];
+    const sentInStep = new Set<string>();
     for (const { notification, at } of notifications) {
       for (const webhook of webhooks) {
         // A webhook hears of what happened after it was created, not of the backlog before it.
         if (webhook.createdAt.getTime() > at.getTime() || !subscribedEvents(webhook).includes(notification.event)) continue;
+        const key = JSON.stringify([webhook.id, notification.event, notification.threadKey]);
         const limited =
           NOTIFICATION_EVENT_INFO[notification.event].rateLimited &&
-          (await sentRecently(tx, webhook.id, notification.event, notification.threadKey, now));
+          (sentInStep.has(key) || (await sentRecently(tx, webhook.id, notification.event, notification.threadKey, now)));
         const id = nextDeliveryId(now);
-        await tx.webhookDelivery.create({
-          data: {
-            id,
-            webhookId: webhook.id,
-            event: notification.event,
-            threadKey: notification.threadKey,
-            body: renderBody(webhook.format as WebhookFormat, notification, { deliveryId: id, createdAt: now, publicUrl }),
-            status: limited ? "suppressed" : "pending",
-            nextAttemptAt: now,
-            createdAt: now,
-          },
+        deliveries.push({
+          id,
+          webhookId: webhook.id,
+          event: notification.event,
+          threadKey: notification.threadKey,
+          body: renderBody(webhook.format as WebhookFormat, notification, { deliveryId: id, createdAt: now, publicUrl }),
+          status: limited ? "suppressed" : "pending",
+          nextAttemptAt: now,
+          createdAt: now,
         });
         if (limited) suppressed++;
-        else pending++;
+        else {
+          pending++;
+          sentInStep.add(key);
+        }
       }
+    }
+    for (let start = 0; start < deliveries.length; start += DELIVERIES_PER_STATEMENT) {
+      await tx.webhookDelivery.createMany({ data: deliveries.slice(start, start + DELIVERIES_PER_STATEMENT) });
     }
     if (read.derivation.regressions.length) await appendLedgerEvents(tx, read.derivation.regressions, now);
     return { pending, suppressed };

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { database } from "../../lib/db/client";
+import { sqlExecutor } from "../../lib/db/client";
+import { Prisma } from "../../lib/generated/prisma/client";
 import { BATCH_MAX_BYTES, JSON_MAX_DEPTH, PACKET_MAX_BYTES } from "../../lib/contract/schema";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { recordAttempts, recordFigure } from "@/testing/reliability";
@@ -72,9 +73,11 @@ afterAll(() => {
   recordFigure(SECTION, "mean time per request (ms)", Number((tally.totalMs / tally.bodies).toFixed(2)));
 });
 
+/** Straight through the driver: called for every stored packet, and a Prisma query costs a compile each. */
 async function packetExists(id: unknown): Promise<boolean> {
   if (typeof id !== "string") return false;
-  return (await (await database()).packetVersion.count({ where: { id } })) === 1;
+  const sql = await sqlExecutor();
+  return (await sql.query<{ id: string }>(Prisma.sql`SELECT "id" FROM "PacketVersion" WHERE "id" = ${id}`)).length === 1;
 }
 
 /** Sends a body and checks the invariants every answer must keep; returns what was sent. */

@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
 import { POST } from "@/app/api/v1/packets/route";
 import { createApiToken } from "../../lib/auth/tokens";
-import { database } from "../../lib/db/client";
+import { sqlExecutor } from "../../lib/db/client";
+import { Prisma } from "../../lib/generated/prisma/client";
 
 /**
  * For the hardening tests: sends bodies through the real POST /api/v1/packets
@@ -27,11 +28,14 @@ export async function createWriteToken(name = "hardening"): Promise<string> {
   return (await createApiToken(name, ["packets:write"])).token;
 }
 
-/** The three counts in one statement: send() takes them twice per request, and each Prisma query costs a compile (most of a fuzz run's CPU was three). */
+/**
+ * The three counts in one statement: send() takes them twice per request. Straight to the
+ * driver (sqlExecutor), not through Prisma's query pipeline: thousands of requests a run.
+ */
 export async function countRows(): Promise<{ versions: number; threads: number; events: number }> {
-  const db = await database();
-  const [row] = await db.$queryRaw<{ versions: bigint | number; threads: bigint | number; events: bigint | number }[]>`
-    SELECT (SELECT COUNT(*) FROM "PacketVersion") AS versions, (SELECT COUNT(*) FROM "Thread") AS threads, (SELECT COUNT(*) FROM "LedgerEvent") AS events`;
+  const sql = await sqlExecutor();
+  const [row] = await sql.query<{ versions: number; threads: number; events: number }>(Prisma.sql`
+    SELECT (SELECT COUNT(*) FROM "PacketVersion") AS versions, (SELECT COUNT(*) FROM "Thread") AS threads, (SELECT COUNT(*) FROM "LedgerEvent") AS events`);
   return { versions: Number(row!.versions), threads: Number(row!.threads), events: Number(row!.events) };
 }
 
@@ -49,24 +53,30 @@ export function packetRequest(token: string, body: Body, headers: Record<string,
 /** Sends one request and says what it answered and stored. */
 export async function send(request: Request): Promise<Sent> {
   const before = await countRows();
+  const answered = await answer(request);
+  const after = await countRows();
+  return {
+    ...answered,
+    added: { versions: after.versions - before.versions, threads: after.threads - before.threads, events: after.events - before.events },
+  };
+}
+
+/**
+ * Sends one request and says what it answered, without counting rows: for requests sent
+ * side by side (whose counts would mix), where the test reads what was stored itself.
+ */
+export async function answer(request: Request): Promise<Omit<Sent, "added">> {
   const started = performance.now();
   const response = await POST(request, segment);
   const text = await response.text();
   const ms = performance.now() - started;
-  const after = await countRows();
   let json: unknown = undefined;
   try {
     json = JSON.parse(text);
   } catch {
     json = text;
   }
-  return {
-    status: response.status,
-    headers: response.headers,
-    json,
-    ms,
-    added: { versions: after.versions - before.versions, threads: after.threads - before.threads, events: after.events - before.events },
-  };
+  return { status: response.status, headers: response.headers, json, ms };
 }
 
 export function errorCodeOf(json: unknown): string | undefined {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BATCH_MAX_BYTES, BATCH_MAX_PACKETS, JSON_MAX_DEPTH, PACKET_MAX_BYTES } from "../../lib/contract/schema";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
+import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { recordFigure } from "@/testing/reliability";
 import { createWriteToken, errorCodeOf, packetRequest, send, streamOf } from "@/testing/hardening/ingest-harness";
 import { nestedPacket, packetOfSummaryLength } from "@/testing/hardening/packet-arbitraries";
@@ -64,14 +65,20 @@ describe("body size limits on POST /api/v1/packets", () => {
       expect(over.added).toEqual({ versions: 0, threads: 0, events: 0 });
     });
 
-    it(`takes a batch of exactly ${BATCH_MAX_BYTES} bytes and refuses one byte more, ${delivery.name}`, async () => {
+    // The body is read (and its limit applied) before any database is involved: on PostgreSQL an
+    // 8 MiB batch is stored once, with a correct Content-Length, and every way is refused one byte over
+    // (docs/decisions/080-suite-cpu.md). The SQLite pass stores it every way.
+    const storesTheBatch = !testsRunOnPostgresql() || delivery === DELIVERIES[0];
+    it(`${storesTheBatch ? `takes a batch of exactly ${BATCH_MAX_BYTES} bytes and refuses` : "refuses a batch"} one byte more, ${delivery.name}`, async () => {
       const token = await createWriteToken();
-      const atLimit = batchOfBytes(BATCH_MAX_BYTES, `batch ${delivery.name}`);
-      const taken = await send(delivery.request(token, atLimit));
-      expect(taken.status).toBe(207);
-      const results = (taken.json as { results: { status: number }[] }).results;
-      expect(results.map((item) => item.status)).toEqual(results.map(() => 201));
-      expect(taken.added.versions).toBe(results.length);
+      if (storesTheBatch) {
+        const atLimit = batchOfBytes(BATCH_MAX_BYTES, `batch ${delivery.name}`);
+        const taken = await send(delivery.request(token, atLimit));
+        expect(taken.status).toBe(207);
+        const results = (taken.json as { results: { status: number }[] }).results;
+        expect(results.map((item) => item.status)).toEqual(results.map(() => 201));
+        expect(taken.added.versions).toBe(results.length);
+      }
 
       const over = await send(delivery.request(token, plusOneByte(batchOfBytes(BATCH_MAX_BYTES, `over ${delivery.name}`))));
       expect([over.status, errorCodeOf(over.json)]).toEqual([413, "payload_too_large"]);

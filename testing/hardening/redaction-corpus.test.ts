@@ -38,7 +38,7 @@ import { notifyUntilIdle } from "../../lib/notify/notifier";
 import { startTestReceiver, type TestReceiver } from "@/testing/webhook-receiver";
 import { newWebhookSchema } from "../../lib/notify/dto";
 import { createWebhook } from "../../lib/notify/webhooks";
-import { createWriteToken, packetRequest, send } from "@/testing/hardening/ingest-harness";
+import { answer, createWriteToken, packetRequest } from "@/testing/hardening/ingest-harness";
 
 /**
  * The redaction corpus (docs/decisions/035-redaction-corpus-and-rule-set.md): every
@@ -224,19 +224,24 @@ describe("the redaction corpus through every output", () => {
     await ws.write("ws/outputs/review/T-1.json", JSON.stringify(review));
     const pointers = ["outputs/verification/T-1.json", "outputs/review/T-1.json"];
 
-    const sent = await send(packetRequest(writeToken, JSON.stringify(corpusPacket("corpus/values", pointers))));
+    const sent = await answer(packetRequest(writeToken, JSON.stringify(corpusPacket("corpus/values", pointers))));
     expect(sent.status, JSON.stringify(sent.json).slice(0, 500)).toBe(201);
     const first = sent.json as { packet_id: string; thread_key: string };
     packetIds.push(first.packet_id);
     threadKeys.push(first.thread_key);
 
-    // One thread per one-line text: the text is the thread key and the agent's name.
-    for (const [i, item] of ONE_LINE.entries()) {
-      place(item, "thread keys");
-      place(item, "agent names");
-      const packet = { thread: `corpus/${i} ${item.text}`, agent: { name: item.text, kind: "cli" }, summary: `thread ${i}`, next_action: "continue", open_risks: [{ severity: "critical", detail: `leak ${i}` }] };
-      const one = await send(packetRequest(writeToken, JSON.stringify(packet)));
-      expect(one.status, `${item.label}: ${JSON.stringify(one.json).slice(0, 300)}`).toBe(201);
+    // One thread per one-line text: the text is the thread key and the agent's name. Sent side
+    // by side, as agents would: the writer stores them in a few shared commits, not one each.
+    const answers = await Promise.all(
+      ONE_LINE.map((item, i) => {
+        place(item, "thread keys");
+        place(item, "agent names");
+        const packet = { thread: `corpus/${i} ${item.text}`, agent: { name: item.text, kind: "cli" }, summary: `thread ${i}`, next_action: "continue", open_risks: [{ severity: "critical", detail: `leak ${i}` }] };
+        return answer(packetRequest(writeToken, JSON.stringify(packet)));
+      }),
+    );
+    for (const [i, one] of answers.entries()) {
+      expect(one.status, `${ONE_LINE[i]!.label}: ${JSON.stringify(one.json).slice(0, 300)}`).toBe(201);
       const stored = one.json as { packet_id: string; thread_key: string };
       packetIds.push(stored.packet_id);
       threadKeys.push(stored.thread_key);

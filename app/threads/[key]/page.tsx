@@ -107,7 +107,7 @@ export default async function ThreadPage({ params, searchParams }: { params: Par
     <main id="main" className="mx-auto w-full max-w-6xl flex-1 space-y-4 overflow-y-auto p-4">
       <ThreadLive threadKey={key} />
       <nav aria-label="Breadcrumb" className="text-sm">
-        <Link href="/" className="text-link underline">
+        <Link href="/" prefetch={false} className="text-link underline">
           Board
         </Link>{" "}
         / <AgentText className="font-mono" text={key} />

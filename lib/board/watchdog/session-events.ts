@@ -4,11 +4,13 @@ import { z } from "zod";
 import { loadBoard } from "../board";
 import { COLUMNS, sessionAtWork } from "../columns";
 import { config } from "../../server/config";
-import { inTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
+import { inSqlStatements, inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
 import { BatonError } from "../../core/errors";
-import { Prisma } from "../../generated/prisma/client";
+import { isoTime } from "../../core/iso-time";
+import { Prisma, type Thread } from "../../generated/prisma/client";
+import type { ExecutorRow } from "../../db/sql";
 import { announceLedger } from "../../events/bus";
-import { appendLedgerEvents } from "../../events/ledger";
+import { writeLedgerEvents } from "../../events/ledger";
 import { invisibleCharacter } from "../../contract/validate";
 import { threadOutsideProject } from "../../contract/project-binding";
 import { redactString } from "../../contract/secrets";
@@ -55,7 +57,7 @@ export type SessionEventRequest = z.infer<typeof sessionEventRequestSchema>;
 export const sessionEventResultDto = z.object({
   thread_key: z.string(),
   kind: z.enum(SESSION_EVENT_KINDS),
-  at: z.string(),
+  at: isoTime,
   /** False when the thread already holds a later report: this one changed nothing. */
   applied: z.boolean(),
   /** Whether a ledger event was appended (heartbeats are recorded at most once a minute per thread). */
@@ -80,15 +82,7 @@ function reportTime(request: SessionEventRequest, now: Date): Date {
   return at;
 }
 
-interface ThreadRow {
-  id: string;
-  activeVersionId: string | null;
-  project: string | null;
-  archived: boolean | number;
-  activeReceivedAt: string | number | null;
-  lastSessionKind: string | null;
-  lastSessionAt: string | number | null;
-}
+type ThreadRow = ExecutorRow<Pick<Thread, "id" | "activeVersionId" | "project" | "archived" | "activeReceivedAt" | "lastSessionKind" | "lastSessionAt">>;
 
 /** The thread a session event is about: it must have a packet, and be of the reporting token's project. */
 async function activeThread(sql: SqlExecutor, threadKey: string, project: string | null | undefined): Promise<ThreadRow & { activeVersionId: string }> {
@@ -115,8 +109,8 @@ async function heartbeatRecordedJustBefore(sql: SqlExecutor, threadKey: string, 
 }
 
 /**
- * Records a session report in one transaction: the thread's last session
- * (only when this report is not older than the stored one) and a ledger event.
+ * Records a session report in one transaction (a quiet heartbeat: inSqlStatements): the
+ * thread's last session (only when this report is not older than the stored one) and a ledger event.
  * Answers with the thread's column, placed by the board's own rules.
  */
 export async function recordSessionEvent(
@@ -128,41 +122,40 @@ export async function recordSessionEvent(
   const at = reportTime(request, now);
   // Most heartbeats record no ledger event (one a minute per thread): they update the thread's
   // last session without waiting for the writers' turn, which every packet takes (issue 15:
-  // 50 heartbeats/s queued behind it on PostgreSQL). The check is repeated in turn below.
+  // 50 heartbeats/s queued behind it on PostgreSQL), and without a transaction of their own
+  // where the database allows (its two statements are each safe alone and again: inSqlStatements).
+  // The check is repeated in turn below.
   const quiet = request.kind === "heartbeat" && (await heartbeatRecordedJustBefore(await sqlExecutor(), threadKey, at));
-  const { applied, recorded, thread, lastSession } = await inTransaction(
-    async (tx) => {
-      const sql = await sqlExecutor(tx);
-      const thread = await activeThread(sql, threadKey, options.project);
-      const changed = await tx.$executeRaw(
-        Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
-          WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
+  const write = async (sql: SqlExecutor) => {
+    const thread = await activeThread(sql, threadKey, options.project);
+    const changed = await sql.execute(
+      Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
+        WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
+    );
+    // The thread's last session now: this report, or the later one it already held.
+    const lastSession =
+      changed === 1 ? { kind: request.kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt);
+    const record = !quiet && (request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at)));
+    if (record) {
+      await writeLedgerEvents(
+        sql,
+        [
+          {
+            kind: request.kind,
+            threadKey,
+            versionId: thread.activeVersionId,
+            actor: options.actor,
+            // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
+            data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
+            at,
+          },
+        ],
+        now,
       );
-      // The thread's last session now: this report, or the later one it already held.
-      const lastSession =
-        changed === 1 ? { kind: request.kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt);
-      const record = !quiet && (request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at)));
-      if (record) {
-        await appendLedgerEvents(
-          tx,
-          [
-            {
-              kind: request.kind,
-              threadKey,
-              versionId: thread.activeVersionId,
-              actor: options.actor,
-              // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
-              data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
-              at,
-            },
-          ],
-          now,
-        );
-      }
-      return { applied: changed === 1, recorded: record, thread, lastSession };
-    },
-    { ledger: !quiet },
-  );
+    }
+    return { applied: changed === 1, recorded: record, thread, lastSession };
+  };
+  const { applied, recorded, thread, lastSession } = await (quiet ? inSqlStatements(write) : inSqlTransaction(write));
   if (recorded) announceLedger();
   const card = Number(thread.archived) ? null : (atWork(thread, lastSession, now.getTime()) ?? (await findPlacedCard(threadKey, now.getTime())));
   return sessionEventResultDto.parse({
@@ -180,7 +173,7 @@ const NO_FILTERS = threadFiltersSchema.parse({});
 
 const storedSessionKind = z.enum(SESSION_EVENT_KINDS);
 
-function storedSession(kind: string | null, at: string | number | null): SessionAtWorkInput["lastSession"] {
+function storedSession(kind: string | null, at: string | null): SessionAtWorkInput["lastSession"] {
   if (!kind || at === null) return null;
   return { kind: storedSessionKind.parse(kind), at: new Date(at).getTime() };
 }

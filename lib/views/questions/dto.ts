@@ -19,7 +19,6 @@ export const openQuestionDto = z.object({
   /** When Baton received the packet: shown beside asked_at when the two differ. */
   received_at: isoTime,
 });
-export type OpenQuestionDto = z.infer<typeof openQuestionDto>;
 
 /** Identical questions (same words, case and spacing aside) from one or more threads: answered once for all. */
 export const questionGroupDto = z.object({

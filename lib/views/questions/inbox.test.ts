@@ -7,7 +7,8 @@ import { threadListQuerySchema } from "../threads/filters";
 import { listActiveThreads } from "../threads/queries";
 import { scheduleWriteBack } from "../../human/writeback/write-human-section";
 import { answer, answerShared, decide } from "../../human/actions";
-import { listOpenQuestions, type QuestionGroupDto } from "./inbox";
+import { listOpenQuestions } from "./inbox";
+import type { QuestionGroupDto } from "./dto";
 
 freshDatabaseForThisFile();
 

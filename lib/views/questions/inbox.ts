@@ -5,10 +5,6 @@ import type { Prisma } from "../../generated/prisma/client";
 import { compareQuestionGroups, inboxDto, type InboxDto, type QuestionGroupDto } from "./dto";
 import { answeredQuestionIds, latestHumanRevision, sameQuestionKey, sectionOf } from "../../human/section";
 
-/** The shapes live in ./inbox-dto (client-safe); importers of this module keep finding them here. */
-export { inboxDto, openQuestionDto, questionGroupDto, type InboxDto, type OpenQuestionDto, type QuestionGroupDto } from "./dto";
-
-
 /**
  * The questions inbox (docs/product.md#questions): every unanswered questions_for_human of
  * every active packet, identical ones grouped, blocking first, then oldest.

@@ -1,6 +1,6 @@
 import "server-only";
 import { performance } from "node:perf_hooks";
-import { database, databaseDialect, inTransaction, sqlExecutor, type Db, type SqlExecutor, type Tx } from "../../db/client";
+import { database, databaseDialect, inTransaction, sqlExecutor, type Db, type SqlExecutor } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
 import { inChunks, insertRows } from "../../db/sql";
 import { onLedger } from "../../events/bus";
@@ -149,15 +149,15 @@ const REFRESH_LOCK_KEY = 0x626174_6f6e2d72n;
  * A writer's mark, in its transaction: these threads' active packet, history or archiving
  * changed. One statement; the refresher rewrites their pairs and groups after commit.
  */
-export async function markRiskThreads(tx: Tx, threadIds: readonly string[]): Promise<void> {
+export async function markRiskThreads(sql: SqlExecutor, threadIds: readonly string[]): Promise<void> {
   const unique = [...new Set(threadIds)];
-  if (unique.length) await insertRows(await sqlExecutor(tx), "RiskThreadMark", ["threadId"], unique.map((id) => [id]));
+  if (unique.length) await insertRows(sql, "RiskThreadMark", ["threadId"], unique.map((id) => [id]));
 }
 
 /** A writer's mark, in its transaction: these fingerprints' triage changed. One statement. */
-export async function markRiskGroups(tx: Tx, fingerprints: readonly string[]): Promise<void> {
+export async function markRiskGroups(sql: SqlExecutor, fingerprints: readonly string[]): Promise<void> {
   const unique = [...new Set(fingerprints)];
-  if (unique.length) await insertRows(await sqlExecutor(tx), "RiskGroupMark", ["fingerprint"], unique.map((fingerprint) => [fingerprint]));
+  if (unique.length) await insertRows(sql, "RiskGroupMark", ["fingerprint"], unique.map((fingerprint) => [fingerprint]));
 }
 
 /** Rewrites the stored rows of `fingerprints` from the active risks, their histories and triage at `now`. */
@@ -366,7 +366,7 @@ export async function withStoredRiskGroups<T>(now: Date, read: () => Promise<T>)
       UNION SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" = ${"all"} AND "openFrom" > ${now}
       LIMIT ${GROUPS_PER_STEP + 1}`);
     if (stale.length > GROUPS_PER_STEP) {
-      await inTransaction((tx) => markRiskGroups(tx, stale.map((row) => row.fingerprint)), { ledger: false });
+      await inTransaction(async (tx) => markRiskGroups(await sqlExecutor(tx), stale.map((row) => row.fingerprint)), { ledger: false });
       return null;
     }
     if (stale.length) await refreshTransaction((tx) => rewriteGroups(tx, stale.map((row) => row.fingerprint), now));

@@ -118,7 +118,7 @@ export async function triageRisks(person: Person, request: TriageRequest): Promi
   const triaged = await inTransaction(async (tx) => {
     const risks = await findTargets(tx, unique, at);
     const written = await writeTriages(tx, person, request, risks, at);
-    await markRiskGroups(tx, risks.map((risk) => risk.fingerprint));
+    await markRiskGroups(await sqlExecutor(tx), risks.map((risk) => risk.fingerprint));
     const events: NewLedgerEvent[] = [];
     const results: TriageResultDto["triaged"] = [];
     for (const risk of risks) {

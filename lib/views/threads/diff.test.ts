@@ -3,27 +3,21 @@ import { preparePacket } from "../../contract/prepare";
 import { diffVersions } from "./diff";
 
 const at = Date.parse("2026-11-29T08:00:00Z");
-const canonical = (body: Record<string, unknown>) => preparePacket({ thread: "t", ...body }, at).canonical;
+/** A version holding what the diff compares: its next action, changed files and risks ([severity, detail]). */
+const version = (next_action: string, changed_files: string[], risks: [string, string][]) =>
+  preparePacket({ thread: "t", next_action, changed_files, open_risks: risks.map(([severity, detail]) => ({ severity, detail })) }, at).canonical;
 
 describe("diffVersions", () => {
-  const before = canonical({
-    next_action: "write the test",
-    changed_files: ["a.ts", "b.ts"],
-    open_risks: [
-      { severity: "high", detail: "retries run twice" },
-      { severity: "low", detail: "helper is 300 lines" },
-      { severity: "medium", detail: "timeout of 30 seconds is a guess" },
-    ],
-  });
-  const after = canonical({
-    next_action: "make the test pass",
-    changed_files: ["b.ts", "c.ts"],
-    open_risks: [
-      { severity: "critical", detail: "retries run twice" },
-      { severity: "medium", detail: "timeout of 45 seconds is a guess" },
-      { severity: "info", detail: "docs mention staging" },
-    ],
-  });
+  const before = version("write the test", ["a.ts", "b.ts"], [
+    ["high", "retries run twice"],
+    ["low", "helper is 300 lines"],
+    ["medium", "timeout of 30 seconds is a guess"],
+  ]);
+  const after = version("make the test pass", ["b.ts", "c.ts"], [
+    ["critical", "retries run twice"],
+    ["medium", "timeout of 45 seconds is a guess"],
+    ["info", "docs mention staging"],
+  ]);
 
   it("lists risks added and removed, matched by fingerprint", () => {
     const diff = diffVersions(before, after);

@@ -11,12 +11,18 @@ import { humanSectionSchema, humanSummarySchema } from "../../human/section";
 export const SESSION_EVENT_KINDS = ["session_started", "heartbeat", "session_ended"] as const;
 export type SessionEventKind = (typeof SESSION_EVENT_KINDS)[number];
 
+/** How a packet reached Baton (lib/ingest/types.ts IngestSourceKind). */
+export const PACKET_SOURCES = ["http", "file", "cli"] as const;
+
 export const flagDto = z.object({ code: z.enum(FLAG_CODES), reason: z.string() });
 
 export const riskCountsDto = z.object(Object.fromEntries(SEVERITIES.map((s) => [s, z.number().int()])) as Record<
   (typeof SEVERITIES)[number],
   z.ZodNumber
 >);
+
+/** When a packet arrived (Baton's clock) and when its agent says it was written (its created_at, if given). */
+const packetTimes = { received_at: isoTime, created_at: isoTime.nullable() };
 
 /** Which thread, in the words the board and the timeline name it by (key, agent, project, branch, topic). */
 export const threadIdentityDto = z.object({
@@ -31,11 +37,10 @@ export const threadCardDto = threadIdentityDto.extend({
   archived: z.boolean(),
   updated_at: isoTime,
   /** The latest agent session report (POST /api/v1/threads/{key}/events), if any. */
-  last_session: z.object({ kind: z.enum(SESSION_EVENT_KINDS), at: z.string() }).nullable(),
+  last_session: z.object({ kind: z.enum(SESSION_EVENT_KINDS), at: isoTime }).nullable(),
   active_packet: z.object({
     id: z.string(),
-    received_at: isoTime,
-    created_at: isoTime.nullable(),
+    ...packetTimes,
     summary: z.string().nullable(),
     task_id: z.string().nullable(),
     next_action: z.string().nullable(),
@@ -59,9 +64,8 @@ export type ThreadListDto = z.infer<typeof threadListDto>;
 export const versionSummaryDto = z.object({
   id: z.string(),
   active: z.boolean(),
-  source: z.enum(["http", "file", "cli"]),
-  received_at: isoTime,
-  created_at: isoTime.nullable(),
+  source: z.enum(PACKET_SOURCES),
+  ...packetTimes,
   next_action: z.string().nullable(),
   highest_severity: z.enum(SEVERITIES).nullable(),
   flags: z.array(flagDto),
@@ -79,11 +83,10 @@ export const packetDto = z.object({
   thread_key: z.string(),
   active: z.boolean(),
   content_hash: z.string(),
-  source: z.enum(["http", "file", "cli"]),
+  source: z.enum(PACKET_SOURCES),
   source_path: z.string().nullable(),
   workspace_root: z.string().nullable(),
-  received_at: isoTime,
-  created_at: isoTime.nullable(),
+  ...packetTimes,
   /** For the thread's active packet, what its card shows (lib/board/flags.ts); for an older version, its stored lint flags. */
   flags: z.array(flagDto),
   flags_computed_at: isoTime,

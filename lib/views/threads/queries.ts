@@ -49,37 +49,13 @@ export const cardSelect = {
   activeVersion: { select: cardVersionSelect },
 } satisfies Prisma.ThreadSelect;
 
-type CardRow = Prisma.ThreadGetPayload<{ select: typeof cardSelect }>;
+/** What a card is made of, however it was read (Prisma's cardSelect, or the board's one statement: lib/board/card-rows.ts). */
+export type CardColumns = Prisma.ThreadGetPayload<{ select: typeof cardSelect }>;
 
 /** Cards for rows of cardSelect, with each active version's latest human section (one more statement). */
-export async function toCards(rows: readonly CardRow[]): Promise<ThreadCardDto[]> {
+export async function toCards(rows: readonly CardColumns[]): Promise<ThreadCardDto[]> {
   const sections = await latestHumanSections(rows.flatMap((row) => (row.activeVersion ? [row.activeVersion.id] : [])));
   return rows.map((row) => toCard(row, sections.get(row.activeVersion?.id ?? "") ?? emptyHumanSection()));
-}
-
-/** What a card is made of, however it was read (Prisma's cardSelect, or the board's one statement: lib/board/card-rows.ts). */
-export interface CardColumns {
-  key: string;
-  agent: string | null;
-  project: string | null;
-  branch: string | null;
-  topic: string | null;
-  archived: boolean;
-  updatedAt: Date;
-  lastSessionKind: string | null;
-  lastSessionAt: Date | null;
-  activeVersion: {
-    id: string;
-    receivedAt: Date;
-    producerCreatedAt: Date | null;
-    summary: string | null;
-    taskId: string | null;
-    nextAction: string | null;
-    highestSeverity: string | null;
-    riskCounts: string;
-    questionCount: number;
-    flags: string;
-  } | null;
 }
 
 /**

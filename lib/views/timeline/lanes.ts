@@ -8,22 +8,14 @@ import { filterWhere } from "../threads/queries";
 import { TIMELINE_LANES_MAX, compareTimelineLanes } from "./dto";
 import { WINDOW_MS, type TimelineWindow } from "./window";
 
-export interface LaneThread {
-  id: string;
-  key: string;
-  agent: string | null;
-  project: string | null;
-  branch: string | null;
-  topic: string | null;
-  updatedAt: Date;
-}
-
 /** The timeline's span: the window, ending now. */
 export function timelineSpan(window: TimelineWindow, now: Date): { from: Date; to: Date } {
   return { from: new Date(now.getTime() - WINDOW_MS[window]), to: now };
 }
 
-const select = { id: true, key: true, agent: true, project: true, branch: true, topic: true, updatedAt: true } as const;
+/** The columns of a lane's thread, read with Prisma. */
+const select = { id: true, key: true, agent: true, project: true, branch: true, topic: true, updatedAt: true } satisfies Prisma.ThreadSelect;
+export type LaneThread = Prisma.ThreadGetPayload<{ select: typeof select }>;
 const orderBy: Prisma.ThreadOrderByWithRelationInput[] = [{ updatedAt: "desc" }, { key: "desc" }];
 /** compareTimelineLanes on rows: the browser orders a delta's lanes by the same rule. */
 const byActivity = (a: LaneThread, b: LaneThread) =>

@@ -3,13 +3,10 @@ import { displayNameSchema } from "../../contract/display-name";
 
 /** The usage page's shapes: sums of the packets' `usage` (docs/contract.md#other-fields). No server code here. */
 
-export const USAGE_GROUPS = ["agent", "project", "day"] as const;
-export type UsageGroup = (typeof USAGE_GROUPS)[number];
 export const BUDGET_PERIODS = ["day", "month"] as const;
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
+const budgetPeriodSchema = z.enum(BUDGET_PERIODS, { error: "period must be day or month" });
 
-/** Days the page sums at most (the chart's width). */
-export const USAGE_DAYS_MAX = 90;
 /** Rows per grouping, largest cost first. */
 export const USAGE_ROWS_MAX = 100;
 
@@ -25,6 +22,8 @@ export const usageTotalDto = z.object({
 });
 export type UsageTotalDto = z.infer<typeof usageTotalDto>;
 
+/** Days the page sums at most (the chart's width). */
+export const USAGE_DAYS_MAX = 90;
 export const usageQuerySchema = z.object({
   days: z.coerce.number({ error: `days must be a number of days, 1 to ${USAGE_DAYS_MAX}` }).int().min(1).max(USAGE_DAYS_MAX).default(30),
   project: z.string().min(1).max(500).optional(),
@@ -34,7 +33,7 @@ export type UsageQuery = z.infer<typeof usageQuerySchema>;
 export const budgetDto = z.object({
   id: z.string(),
   project: z.string(),
-  period: z.enum(BUDGET_PERIODS),
+  period: budgetPeriodSchema,
   amount: z.number(),
   currency: z.string(),
   /** Spent in the current period, and whether the budget is crossed. */
@@ -55,7 +54,7 @@ export type UsageDto = z.infer<typeof usageDto>;
 
 export const newBudgetSchema = z.strictObject({
   project: displayNameSchema("project", 500),
-  period: z.enum(BUDGET_PERIODS, { error: "period must be day or month" }),
+  period: budgetPeriodSchema,
   amount: z.number({ error: "amount must be a number" }).positive("amount must be more than 0"),
   currency: z
     .string()
@@ -64,9 +63,6 @@ export const newBudgetSchema = z.strictObject({
     .default("USD"),
 });
 export type NewBudget = z.infer<typeof newBudgetSchema>;
-
-/** The budgets crossed in their current period: the board's notice. */
-export const crossedBudgetsDto = z.array(budgetDto);
 
 /** One packet's usage, as a card shows it. */
 export const cardUsageDto = z.object({

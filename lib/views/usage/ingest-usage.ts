@@ -1,5 +1,8 @@
+import "server-only";
 import type { CanonicalPacket } from "../../contract/canonical";
-import type { Tx } from "../../db/client";
+import type { SqlExecutor } from "../../db/client";
+import { Prisma } from "../../generated/prisma/client";
+import { inChunks } from "../../db/sql";
 import type { NewLedgerEvent } from "../../events/ledger";
 import type { BudgetPeriod } from "./dto";
 
@@ -36,25 +39,32 @@ export function packetUsageRows(canonical: CanonicalPacket, version: { versionId
  * spent is summed over its current period, and a crossed one records its crossing once per
  * period (BudgetCrossing's key) with a `budget_crossed` ledger event.
  */
-export async function recordBudgetCrossings(tx: Tx, usageRows: readonly unknown[][], at: Date): Promise<NewLedgerEvent[]> {
+export async function recordBudgetCrossings(sql: SqlExecutor, usageRows: readonly unknown[][], at: Date): Promise<NewLedgerEvent[]> {
   // Project -> its last packet with a cost in the batch: the crossing's thread, and the day that decides the period.
   const spending = new Map<string, { threadKey: string; day: string }>();
   for (const row of usageRows) if (row[3] !== null && row[7] !== null) spending.set(row[3] as string, { threadKey: row[1] as string, day: row[4] as string });
   if (!spending.size) return [];
-  const budgets = await tx.budget.findMany({ where: { project: { in: [...spending.keys()] } } });
+  const budgets = await inChunks([...spending.keys()], (projects) =>
+    sql.query<{ id: string; project: string; period: string; amount: number; currency: string }>(
+      Prisma.sql`SELECT "id", "project", "period", "amount", "currency" FROM "Budget" WHERE "project" IN (${Prisma.join(projects)})`,
+    ),
+  );
   const events: NewLedgerEvent[] = [];
   for (const budget of budgets) {
     const last = spending.get(budget.project)!;
     const start = periodStart(budget.period as BudgetPeriod, new Date(`${last.day}T00:00:00Z`));
-    const { _sum } = await tx.packetUsage.aggregate({
-      where: { project: budget.project, costCurrency: budget.currency, day: { gte: start } },
-      _sum: { costAmount: true },
-    });
-    const spent = _sum.costAmount ?? 0;
+    const [sum] = await sql.query<{ spent: number | null }>(
+      Prisma.sql`SELECT SUM("costAmount") AS "spent" FROM "PacketUsage"
+        WHERE "project" = ${budget.project} AND "costCurrency" = ${budget.currency} AND "day" >= ${start}`,
+    );
+    const spent = sum?.spent ?? 0;
     if (spent < budget.amount) continue;
-    // Writers take turns (lib/db/client.ts inTransaction), so a read then a write cannot race.
-    if (await tx.budgetCrossing.findUnique({ where: { budgetId_periodStart: { budgetId: budget.id, periodStart: start } } })) continue;
-    await tx.budgetCrossing.create({ data: { budgetId: budget.id, periodStart: start, total: spent, at } });
+    // Writers take turns (lib/db/client.ts inTransaction), so a read then a write cannot race; the key keeps one crossing per period.
+    const crossed = await sql.execute(
+      Prisma.sql`INSERT INTO "BudgetCrossing" ("budgetId", "periodStart", "total", "at") VALUES (${budget.id}, ${start}, ${spent}, ${at})
+        ON CONFLICT ("budgetId", "periodStart") DO NOTHING`,
+    );
+    if (crossed !== 1) continue;
     events.push({
       kind: "budget_crossed",
       threadKey: last.threadKey,
