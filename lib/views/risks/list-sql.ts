@@ -92,7 +92,8 @@ function statedSql(q: string | undefined, now: Date, fingerprints?: readonly str
     ),
     "stated" AS (
       SELECT p."threadId" AS "threadId", p."threadKey" AS "threadKey", p."fingerprint" AS "fingerprint", p."rank" AS "rank",
-        p."detailKey" AS "detailKey", ${riskStateSql("rt", Prisma.raw('p."rank"'), Prisma.raw('p."activeAt"'), now)} AS "state"
+        p."detailKey" AS "detailKey", ${riskStateSql("rt", Prisma.raw('p."rank"'), Prisma.raw('p."activeAt"'), now)} AS "state",
+        rt."state" AS "triageState", rt."snoozedUntil" AS "snoozedUntil"
       FROM "pairs" p LEFT JOIN "RiskTriage" rt ON rt."threadId" = p."threadId" AND rt."fingerprint" = p."fingerprint"
     )`;
 }
@@ -108,48 +109,79 @@ export interface GroupRow {
   occurrences: number | bigint;
 }
 
-/**
- * The view's groups after the cursor, in order, with their keys and sizes: at most `limit` rows (all without).
- * With `fingerprints`, only their groups: the read model refreshes them so.
- */
-export function groupsSql(
-  view: RiskFilters["state"],
-  q: string | undefined,
-  now: Date,
-  keys: SortKey[],
-  after: KeyValue[] | null,
-  limit: number | undefined,
-  fingerprints?: readonly string[],
-): Prisma.Sql {
-  const visible = view === "open" ? Prisma.sql`WHERE "state" NOT IN (${HIDDEN_SQL})` : Prisma.empty;
-  const orderBy = Prisma.raw(keys.map((key) => `"${key.column}" ${key.desc ? "DESC" : "ASC"}`).join(", "));
-  return Prisma.sql`WITH ${statedSql(q, now, fingerprints)},
-    "visible" AS (SELECT * FROM "stated" ${visible}),
-    "histories" AS (
-      SELECT s."threadId" AS "threadId", s."threadKey" AS "threadKey", s."fingerprint" AS "fingerprint", s."state" AS "state",
+/** Each thread risk of the stated rows in `from` with its history: first and last sighting, and the packets that carried it. */
+function historiesSql(from: string): Prisma.Sql {
+  return Prisma.sql`SELECT s."threadId" AS "threadId", s."threadKey" AS "threadKey", s."fingerprint" AS "fingerprint", s."state" AS "state",
         s."rank" AS "rank", s."detailKey" AS "detailKey",
         MIN(v."receivedAt") AS "firstSeen", MAX(v."receivedAt") AS "lastSeen", COUNT(DISTINCT r."versionId") AS "occurrences"
-      FROM "visible" s
+      FROM ${Prisma.raw(`"${from}"`)} s
       JOIN "Risk" r ON r."threadId" = s."threadId" AND r."fingerprint" = s."fingerprint"
       JOIN "PacketVersion" v ON v."id" = r."versionId"
-      GROUP BY s."threadId", s."threadKey", s."fingerprint", s."state", s."rank", s."detailKey"
-    ),
-    "seen" AS (
+      GROUP BY s."threadId", s."threadKey", s."fingerprint", s."state", s."rank", s."detailKey"`;
+}
+
+/**
+ * Common table expressions `name` (one row per group: its keys) and `name`Seen (its threads
+ * ranked, the lead first) over the histories in `histories`, those with `where`.
+ */
+function groupedSql(name: string, histories: string, where: Prisma.Sql = Prisma.empty): Prisma.Sql {
+  const seen = Prisma.raw(`"${name}Seen"`);
+  return Prisma.sql`${seen} AS (
       SELECT h.*, ROW_NUMBER() OVER (
           PARTITION BY h."fingerprint"
           ORDER BY (CASE WHEN h."state" = 'regressed' THEN 1 ELSE 0 END) DESC, h."rank" DESC, h."lastSeen" DESC, h."threadKey"
         ) AS "lead"
-      FROM "histories" h
+      FROM ${Prisma.raw(`"${histories}"`)} h ${where}
     ),
-    "groups" AS (
+    ${Prisma.raw(`"${name}"`)} AS (
       SELECT "fingerprint", MAX(CASE WHEN "state" = 'regressed' THEN 1 ELSE 0 END) AS "regressed", MAX("rank") AS "rank",
         MAX(CASE WHEN "lead" = 1 THEN "detailKey" END) AS "detailKey", COUNT(*) AS "threads",
         MIN("firstSeen") AS "firstSeen", MAX("lastSeen") AS "lastSeen", CAST(SUM("occurrences") AS INTEGER) AS "occurrences"
-      FROM "seen" GROUP BY "fingerprint"
-    )
+      FROM ${seen} GROUP BY "fingerprint"
+    )`;
+}
+
+/** The view's groups after the cursor, in order, with their keys and sizes: at most `limit` rows (all without). */
+export function groupsSql(view: RiskFilters["state"], q: string | undefined, now: Date, keys: SortKey[], after: KeyValue[] | null, limit: number | undefined): Prisma.Sql {
+  const visible = view === "open" ? Prisma.sql`WHERE "state" NOT IN (${HIDDEN_SQL})` : Prisma.empty;
+  const orderBy = Prisma.raw(keys.map((key) => `"${key.column}" ${key.desc ? "DESC" : "ASC"}`).join(", "));
+  return Prisma.sql`WITH ${statedSql(q, now)},
+    "visible" AS (SELECT * FROM "stated" ${visible}),
+    "histories" AS (${historiesSql("visible")}),
+    ${groupedSql("groups", "histories")}
     SELECT * FROM "groups" ${afterSql(keys, after)}
     ORDER BY ${orderBy}
     ${limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${limit}`}`;
+}
+
+export interface GroupKeyRow extends GroupRow {
+  view: RiskFilters["state"];
+  /** On "all" rows: the group's thread risks the open view hides, and the last and next end of a dated snooze among them. */
+  hiddenPairs: number | bigint;
+  openFrom: string | Date | null;
+  openUntil: string | Date | null;
+}
+
+/**
+ * The groups of `fingerprints` in both views at `now`, as groupsSql computes them, in one
+ * statement (the read model's rewrite, docs/decisions/075-risk-groups-stored.md): their thread
+ * risks are read once, from the fingerprint index, and their histories from the thread and
+ * fingerprint index, so its cost is that of these groups' rows, whatever the number of risks.
+ */
+export function groupKeysSql(now: Date, fingerprints: readonly string[]): Prisma.Sql {
+  return Prisma.sql`WITH ${statedSql(undefined, now, fingerprints)},
+    "histories" AS (${historiesSql("stated")}),
+    ${groupedSql("allGroups", "histories")},
+    ${groupedSql("openGroups", "histories", Prisma.sql`WHERE h."state" NOT IN (${HIDDEN_SQL})`)},
+    "clock" AS (
+      SELECT "fingerprint", COUNT(CASE WHEN "state" IN (${HIDDEN_SQL}) THEN 1 END) AS "hiddenPairs",
+        MAX(CASE WHEN "triageState" = 'snoozed' AND "snoozedUntil" <= ${now} THEN "snoozedUntil" END) AS "openFrom",
+        MIN(CASE WHEN "triageState" = 'snoozed' AND "snoozedUntil" > ${now} THEN "snoozedUntil" END) AS "openUntil"
+      FROM "stated" GROUP BY "fingerprint"
+    )
+    SELECT 'all' AS "view", g.*, c."hiddenPairs" AS "hiddenPairs", c."openFrom" AS "openFrom", c."openUntil" AS "openUntil"
+    FROM "allGroups" g JOIN "clock" c ON c."fingerprint" = g."fingerprint"
+    UNION ALL SELECT 'open' AS "view", o.*, 0 AS "hiddenPairs", NULL AS "openFrom", NULL AS "openUntil" FROM "openGroups" o`;
 }
 
 /** The view's size: its groups, and the thread risks it leaves out. One aggregate, no history. */
@@ -168,16 +200,3 @@ export async function countGroups(view: RiskFilters["state"], q: string | undefi
 
 export const keyValuesOf = (row: GroupRow, keys: SortKey[]): KeyValue[] =>
   keys.map((key) => (isDateKey(key) ? asDate(row[key.column as "lastSeen"]).toISOString() : isTextKey(key) ? String(row[key.column as "fingerprint"]) : Number(row[key.column as "rank"])));
-
-/**
- * Per fingerprint of `fingerprints`: its thread risks the open view hides (the read model's
- * hiddenPairs), and the last and next end of a dated snooze among them around `now`.
- */
-export function hiddenPairsSql(now: Date, fingerprints: readonly string[]): Prisma.Sql {
-  return Prisma.sql`WITH ${statedSql(undefined, now, fingerprints)}
-    SELECT s."fingerprint" AS "fingerprint", COUNT(CASE WHEN s."state" IN (${HIDDEN_SQL}) THEN 1 END) AS "hidden",
-      MAX(CASE WHEN rt."state" = 'snoozed' AND rt."snoozedUntil" <= ${now} THEN rt."snoozedUntil" END) AS "openFrom",
-      MIN(CASE WHEN rt."state" = 'snoozed' AND rt."snoozedUntil" > ${now} THEN rt."snoozedUntil" END) AS "openUntil"
-    FROM "stated" s LEFT JOIN "RiskTriage" rt ON rt."threadId" = s."threadId" AND rt."fingerprint" = s."fingerprint"
-    GROUP BY s."fingerprint"`;
-}

@@ -8,7 +8,8 @@ import { processSlot, singleton } from "../../core/singleton";
 import { asDate } from "./active-risks";
 import { RISK_SORT_KEYS, type RiskOrder, type RiskSort, type RiskSortKey } from "./dto";
 import type { RiskFilters } from "./filters";
-import { groupsSql, hiddenPairsSql, sortKeys, type GroupRow, type KeyValue, type SortKey } from "./list-sql";
+import { newId } from "../../db/ids";
+import { groupKeysSql, type GroupKeyRow, type GroupRow, type KeyValue } from "./list-sql";
 
 /**
  * The risks list's read model (docs/decisions/075-risk-groups-stored.md): each group's sort keys
@@ -17,13 +18,15 @@ import { groupsSql, hiddenPairsSql, sortKeys, type GroupRow, type KeyValue, type
  * are rewritten after commit by a refresher, a bounded step per transaction, and a read first
  * refreshes whatever is still marked, or computes its page when that is more than a step
  * (docs/decisions/084-risk-groups-refreshed-after-commit.md). The keys are computed by the same
- * statement the list runs over every active risk (groupsSql), restricted to the marked
- * fingerprints, so the stored order is the computed one. A dated snooze changes the open view
+ * CTEs the list runs over every active risk (groupsSql), restricted to the marked
+ * fingerprints (groupKeysSql, both views in one statement), so the stored order is the computed one. A dated snooze changes the open view
  * with the clock: each fingerprint's "all" row says from when until when its rows hold, and a
  * read first rewrites the rows that do not hold at its time.
  */
 
 const BUILD_NAME = "risk-groups";
+/** The build's thread marks: an id of time 0 (lib/db/ids.ts) and the thread's, older than any writer's mark. */
+const BUILD_MARK_PREFIX = "rtm_0000000000";
 
 const GROUP_COLUMNS = [
   "view", "fingerprint", "regressed", "rank", "detailKey", "threads", "firstSeenMs", "lastSeenMs", "occurrences",
@@ -128,9 +131,6 @@ const storedRow = (view: RiskFilters["state"], row: GroupRow, extra: { hiddenPai
   ];
 };
 
-/** The attention order: any order would do, the rows are stored, not listed. */
-const ANY_ORDER: SortKey[] = sortKeys("attention", "desc");
-
 /** Threads whose pairs one refresh step rewrites: a thread carries at most one packet's risks (5,000). */
 export const THREADS_PER_STEP = 10;
 /** Groups one refresh step rewrites (both views): about a tenth of a second on the 2-core machine. */
@@ -151,23 +151,19 @@ const REFRESH_LOCK_KEY = 0x626174_6f6e2d72n;
  */
 export async function markRiskThreads(sql: SqlExecutor, threadIds: readonly string[]): Promise<void> {
   const unique = [...new Set(threadIds)];
-  if (unique.length) await insertRows(sql, "RiskThreadMark", ["threadId"], unique.map((id) => [id]));
+  if (unique.length) await insertRows(sql, "RiskThreadMark", ["id", "threadId"], unique.map((id) => [newId("rtm"), id]));
 }
 
 /** A writer's mark, in its transaction: these fingerprints' triage changed. One statement. */
 export async function markRiskGroups(sql: SqlExecutor, fingerprints: readonly string[]): Promise<void> {
   const unique = [...new Set(fingerprints)];
-  if (unique.length) await insertRows(sql, "RiskGroupMark", ["fingerprint"], unique.map((fingerprint) => [fingerprint]));
+  if (unique.length) await insertRows(sql, "RiskGroupMark", ["id", "fingerprint"], unique.map((fingerprint) => [newId("rgm"), fingerprint]));
 }
 
 /** Rewrites the stored rows of `fingerprints` from the active risks, their histories and triage at `now`. */
 async function rewriteGroups(sql: SqlExecutor, fingerprints: readonly string[], now: Date): Promise<void> {
   await inChunks([...new Set(fingerprints)], async (chunk) => {
-    const groups = await sql.query<GroupRow & { view: RiskFilters["state"] }>(Prisma.sql`
-      SELECT 'all' AS "view", a.* FROM (${groupsSql("all", undefined, now, ANY_ORDER, null, undefined, chunk)}) a
-      UNION ALL SELECT 'open' AS "view", o.* FROM (${groupsSql("open", undefined, now, ANY_ORDER, null, undefined, chunk)}) o`);
-    const hidden = await sql.query<{ fingerprint: string; hidden: number | bigint; openFrom: string | Date | null; openUntil: string | Date | null }>(hiddenPairsSql(now, chunk));
-    const hiddenOf = new Map(hidden.map((row) => [row.fingerprint, row]));
+    const groups = await sql.query<GroupKeyRow>(groupKeysSql(now, chunk));
     const dateOrNull = (value: string | Date | null | undefined) => (value === null || value === undefined ? null : asDate(value));
     // Both views named: the primary key (view, fingerprint) finds the rows.
     await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey" WHERE "view" IN (${"all"}, ${"open"}) AND "fingerprint" IN (${Prisma.join(chunk)})`);
@@ -175,10 +171,7 @@ async function rewriteGroups(sql: SqlExecutor, fingerprints: readonly string[], 
       sql,
       "RiskGroupKey",
       GROUP_COLUMNS,
-      groups.map((row) => {
-        const pairs = row.view === "all" ? hiddenOf.get(row.fingerprint) : undefined;
-        return storedRow(row.view, row, { hiddenPairs: Number(pairs?.hidden ?? 0), openFrom: dateOrNull(pairs?.openFrom), openUntil: dateOrNull(pairs?.openUntil) });
-      }),
+      groups.map((row) => storedRow(row.view, row, { hiddenPairs: Number(row.hiddenPairs), openFrom: dateOrNull(row.openFrom), openUntil: dateOrNull(row.openUntil) })),
     );
     return [];
   });
@@ -197,7 +190,7 @@ async function rewritePairs(sql: SqlExecutor, threadIds: readonly string[]): Pro
     WHERE t."archived" = ${false} AND t."id" IN (${Prisma.join(threads)})
     RETURNING "fingerprint"`);
   const fingerprints = [...new Set([...before, ...after].map((row) => row.fingerprint))];
-  await insertRows(sql, "RiskGroupMark", ["fingerprint"], fingerprints.map((fingerprint) => [fingerprint]));
+  await markRiskGroups(sql, fingerprints);
 }
 
 /** One refresher at a time in this process: a read's steps and the background's never interleave. */
@@ -214,7 +207,14 @@ function refreshTransaction<T>(work: (sql: SqlExecutor) => Promise<T>, timeoutMs
   return inTransaction(
     async (tx) => {
       const sql = await sqlExecutor(tx);
-      if (databaseDialect() === "postgresql") await sql.query(Prisma.sql`SELECT 1 AS "locked" FROM pg_advisory_xact_lock(${REFRESH_LOCK_KEY})`);
+      // A step reads only its marks' rows, through their indexes. Right after a big packet the
+      // planner has no statistics of its rows yet and would scan every risk per step instead
+      // (a full refresh quadratic in the risks): this transaction plans with indexes only.
+      if (databaseDialect() === "postgresql") {
+        await sql.query(Prisma.sql`
+          SELECT set_config('enable_seqscan', 'off', true) AS "seq", set_config('enable_hashjoin', 'off', true) AS "hash",
+            set_config('enable_mergejoin', 'off', true) AS "merge", 1 AS "locked" FROM pg_advisory_xact_lock(${REFRESH_LOCK_KEY})`);
+      }
       return work(sql);
     },
     { ledger: false, ...(timeoutMs ? { timeoutMs } : {}) },
@@ -267,7 +267,7 @@ async function beginBuild(): Promise<void> {
         await sql.execute(Prisma.sql`DELETE FROM "RiskActivePair"`);
         await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey"`);
         await sql.execute(Prisma.sql`
-          INSERT INTO "RiskThreadMark" ("threadId") SELECT "id" FROM "Thread" WHERE "archived" = ${false} AND "activeVersionId" IS NOT NULL`);
+          INSERT INTO "RiskThreadMark" ("id", "threadId") SELECT ${BUILD_MARK_PREFIX} || "id", "id" FROM "Thread" WHERE "archived" = ${false} AND "activeVersionId" IS NOT NULL`);
         await sql.execute(Prisma.sql`INSERT INTO "ReadModelBuild" ("name", "builtAt") VALUES (${BUILD_NAME}, ${new Date()})`);
       }),
     );
@@ -283,19 +283,26 @@ const refresher = processSlot<{ timer: NodeJS.Timeout | null; running: boolean; 
 /**
  * Refreshes until no mark is left, a step (one transaction) at a time at the current time, after
  * beginning the build of a database without the model. The background's work; benchmarks and
- * tests call it to wait for it. Returns the steps taken and the longest one's milliseconds.
+ * tests call it to wait for it. Returns the steps taken, the longest one's milliseconds and this
+ * process's CPU milliseconds during the steps (all of a step's work on SQLite, which runs in the
+ * process; on PostgreSQL the server's share is not in it).
  */
-export async function refreshRiskGroups(): Promise<{ steps: number; longestStepMs: number }> {
+export async function refreshRiskGroups(): Promise<{ steps: number; longestStepMs: number; cpuMs: number }> {
   await beginBuild();
   let steps = 0;
   let longestStepMs = 0;
+  let cpuMs = 0;
   for (;;) {
     const start = performance.now();
-    if (!(await inTurn(() => refreshStep(new Date())))) break;
+    const cpu = process.cpuUsage();
+    const claimed = await inTurn(() => refreshStep(new Date()));
+    const used = process.cpuUsage(cpu);
+    cpuMs += (used.user + used.system) / 1000;
+    if (!claimed) break;
     steps++;
     longestStepMs = Math.max(longestStepMs, performance.now() - start);
   }
-  return { steps, longestStepMs };
+  return { steps, longestStepMs, cpuMs };
 }
 
 /** The background refresher's run: again while writes announced themselves meanwhile; errors are logged (a read refreshes or computes). */
