@@ -69,6 +69,8 @@ export function storedKeys(sort: RiskSort, order: RiskOrder): StoredKey[] {
 }
 
 const quoted = (column: string) => Prisma.raw(`"${column}"`);
+/** The columns a page lists, and those its order needs to merge its two reads (the negated keys). */
+const LISTED_COLUMNS = ["fingerprint", "regressed", "rank", "detailKey", "threads", "firstSeenMs", "lastSeenMs", "occurrences"];
 
 /**
  * Keyset paging over stored keys: a row value comparison when every key ascends (one index
@@ -96,15 +98,29 @@ interface StoredGroupRow {
   occurrences: number | bigint;
 }
 
-/** A view's stored groups after the cursor, in the order: at most `limit` rows, read along one index. */
+/**
+ * Which rows a view lists, by their `view` column: a group whose view "open" leaves none of its
+ * thread risks out has the same keys in both views and one row, "both"; a group with hidden
+ * thread risks has an "all" row and, unless all are hidden, an "open" row of its own. One row
+ * per group where the views agree halves what a refresh writes (16 index entries a row).
+ */
+const STORED_ROWS: Record<RiskFilters["state"], readonly [string, string]> = { all: ["both", "all"], open: ["both", "open"] };
+const STORED_VIEWS = ["both", "all", "open"];
+
+/**
+ * A view's stored groups after the cursor, in the order: at most `limit` rows, the first `limit`
+ * of each of its two kinds of rows (STORED_ROWS), each read along one index, merged.
+ */
 export async function storedGroups(view: RiskFilters["state"], sort: RiskSort, order: RiskOrder, after: KeyValue[] | null, limit: number | undefined): Promise<GroupRow[]> {
   const keys = storedKeys(sort, order);
   const orderBy = Prisma.raw(keys.map((key) => `"${key.column}" ${key.desc ? "DESC" : "ASC"}`).join(", "));
+  const limited = limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${limit}`;
+  const columns = Prisma.join([...new Set([...LISTED_COLUMNS, ...keys.map((key) => key.column)])].map(quoted));
+  const [first, second] = STORED_ROWS[view].map(
+    (rows) => Prisma.sql`SELECT * FROM (SELECT ${columns} FROM "RiskGroupKey" WHERE "view" = ${rows} ${afterStoredSql(keys, after)} ORDER BY ${orderBy} ${limited}) k`,
+  );
   const sql = await sqlExecutor();
-  const rows = await sql.query<StoredGroupRow>(Prisma.sql`
-    SELECT "fingerprint", "regressed", "rank", "detailKey", "threads", "firstSeenMs", "lastSeenMs", "occurrences"
-    FROM "RiskGroupKey" WHERE "view" = ${view} ${afterStoredSql(keys, after)}
-    ORDER BY ${orderBy} ${limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${limit}`}`);
+  const rows = await sql.query<StoredGroupRow>(Prisma.sql`SELECT * FROM (${first} UNION ALL ${second}) u ORDER BY ${orderBy} ${limited}`);
   return rows.map((row) => ({
     ...row,
     firstSeen: new Date(Number(row.firstSeenMs)),
@@ -116,12 +132,12 @@ export async function storedGroups(view: RiskFilters["state"], sort: RiskSort, o
 export async function storedCounts(view: RiskFilters["state"]): Promise<{ total: number; hidden: number }> {
   const sql = await sqlExecutor();
   const [row] = await sql.query<{ total: number | bigint; hidden: number | bigint | null }>(Prisma.sql`
-    SELECT (SELECT COUNT(*) FROM "RiskGroupKey" WHERE "view" = ${view}) AS "total",
+    SELECT (SELECT COUNT(*) FROM "RiskGroupKey" WHERE "view" IN (${Prisma.join(STORED_ROWS[view])})) AS "total",
       ${view === "open" ? Prisma.sql`(SELECT SUM("hiddenPairs") FROM "RiskGroupKey" WHERE "view" = ${"all"})` : Prisma.sql`0`} AS "hidden"`);
   return { total: Number(row?.total ?? 0), hidden: Number(row?.hidden ?? 0) };
 }
 
-const storedRow = (view: RiskFilters["state"], row: GroupRow, extra: { hiddenPairs: number; openFrom: Date | null; openUntil: Date | null }): unknown[] => {
+const storedRow = (view: string, row: GroupRow, extra: { hiddenPairs: number; openFrom: Date | null; openUntil: Date | null }): unknown[] => {
   const [regressed, rank, threads, occurrences] = [row.regressed, row.rank, row.threads, row.occurrences].map(Number) as [number, number, number, number];
   const firstSeen = asDate(row.firstSeen).getTime();
   const lastSeen = asDate(row.lastSeen).getTime();
@@ -165,13 +181,18 @@ async function rewriteGroups(sql: SqlExecutor, fingerprints: readonly string[], 
   await inChunks([...new Set(fingerprints)], async (chunk) => {
     const groups = await sql.query<GroupKeyRow>(groupKeysSql(now, chunk));
     const dateOrNull = (value: string | Date | null | undefined) => (value === null || value === undefined ? null : asDate(value));
-    // Both views named: the primary key (view, fingerprint) finds the rows.
-    await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey" WHERE "view" IN (${"all"}, ${"open"}) AND "fingerprint" IN (${Prisma.join(chunk)})`);
+    // Every kind of row named: the primary key (view, fingerprint) finds the rows.
+    await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey" WHERE "view" IN (${Prisma.join(STORED_VIEWS)}) AND "fingerprint" IN (${Prisma.join(chunk)})`);
+    // A group without hidden thread risks has the same keys in both views: its one "both" row stands for them.
+    const agreeing = new Set(groups.filter((row) => row.view === "all" && Number(row.hiddenPairs) === 0).map((row) => row.fingerprint));
     await insertRows(
       sql,
       "RiskGroupKey",
       GROUP_COLUMNS,
-      groups.map((row) => storedRow(row.view, row, { hiddenPairs: Number(row.hiddenPairs), openFrom: dateOrNull(row.openFrom), openUntil: dateOrNull(row.openUntil) })),
+      groups.flatMap((row) => {
+        if (!agreeing.has(row.fingerprint)) return [storedRow(row.view, row, { hiddenPairs: Number(row.hiddenPairs), openFrom: dateOrNull(row.openFrom), openUntil: dateOrNull(row.openUntil) })];
+        return row.view === "all" ? [storedRow("both", row, { hiddenPairs: 0, openFrom: dateOrNull(row.openFrom), openUntil: dateOrNull(row.openUntil) })] : [];
+      }),
     );
     return [];
   });
@@ -369,8 +390,8 @@ export async function withStoredRiskGroups<T>(now: Date, read: () => Promise<T>)
     }
     // The clock: fingerprints whose dated snoozes ended (or, for a `now` before their time, had not yet begun) since they were written.
     const stale = await sql.query<{ fingerprint: string }>(Prisma.sql`
-      SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" = ${"all"} AND "openUntil" <= ${now}
-      UNION SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" = ${"all"} AND "openFrom" > ${now}
+      SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" IN (${"both"}, ${"all"}) AND "openUntil" <= ${now}
+      UNION SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" IN (${"both"}, ${"all"}) AND "openFrom" > ${now}
       LIMIT ${GROUPS_PER_STEP + 1}`);
     if (stale.length > GROUPS_PER_STEP) {
       await inTransaction(async (tx) => markRiskGroups(await sqlExecutor(tx), stale.map((row) => row.fingerprint)), { ledger: false });
