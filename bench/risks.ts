@@ -11,10 +11,11 @@
  *     (its cursor) in three orders, attention (the default), last seen A to Z, detail Z to A;
  *   - the same pages computed over every active risk, as every page was before decision 075
  *     (a text filter the views still compute: `q=risk` matches every seeded risk's detail).
- * It prints p50/p95 ms and the answer's bytes per page, the ratio computed / stored, and the
+ * It prints p50/p95 ms, this process's p50 CPU ms (on SQLite the database's work is in it) and the
+ * answer's bytes per page, the ratio computed / stored, and the
  * writers' side: each big packet's ingest, one more 5,000-risk packet replacing a big one, a
  * triage of 100 risks (each only marks what changed), the refresh after commit of what they
- * marked (steps, one transaction each, and the longest), and the read model built from the
+ * marked (steps, one transaction each, the longest, and this process's CPU), and the read model built from the
  * stored risks as a database from before it gets it (in steps: docs/decisions/084-risk-groups-refreshed-after-commit.md).
  *
  * Env: BENCH_BIG_PACKETS (5), BENCH_THREADS (200), BENCH_REQUESTS (15), BENCH_WRITERS_ONLY (unset; 1: no pages,
@@ -103,11 +104,14 @@ async function main(): Promise<void> {
     ];
     const get = async (query: string) => {
       const start = performance.now();
+      const cpu = process.cpuUsage();
       const response = await fetch(`${server.url}/api/v1/risks?limit=100${query}`, { headers: { authorization: `Bearer ${token}` } });
       const text = await response.text();
       const ms = performance.now() - start;
+      const used = process.cpuUsage(cpu);
+      const cpuMs = (used.user + used.system) / 1000;
       if (response.status !== 200) throw new Error(`GET /api/v1/risks?${query}: ${response.status} ${text.slice(0, 200)}`);
-      return { ms, bytes: Buffer.byteLength(text), list: riskListDto.parse(JSON.parse(text)) };
+      return { ms, cpuMs, bytes: Buffer.byteLength(text), list: riskListDto.parse(JSON.parse(text)) };
     };
 
     const rows: string[][] = [];
@@ -134,22 +138,23 @@ async function main(): Promise<void> {
         console.log(`!!! ${name}: the stored and computed first two pages differ`);
         failed = true;
       }
-      const samples = new Map<string, { ms: number[]; bytes: number }>();
+      const samples = new Map<string, { ms: number[]; cpuMs: number[]; bytes: number }>();
       for (let round = 0; round < requests + 3; round++) {
         for (const variant of variants) {
           for (const page of ["first", "next"] as const) {
             const answer = await get(page === "first" ? variant.query : `${variant.query}&cursor=${cursors.get(variant.how)}`);
             if (round < 3) continue;
             const key = `${variant.how} ${page}`;
-            const sample = samples.get(key) ?? { ms: [], bytes: answer.bytes };
+            const sample = samples.get(key) ?? { ms: [], cpuMs: [], bytes: answer.bytes };
             sample.ms.push(answer.ms);
+            sample.cpuMs.push(answer.cpuMs);
             samples.set(key, sample);
           }
         }
       }
       for (const [key, sample] of samples) {
         const sorted = [...sample.ms].sort((a, b) => a - b);
-        rows.push([name, key, fixed(percentile(sorted, 50), 1), fixed(percentile(sorted, 95), 1), String(sample.bytes)]);
+        rows.push([name, key, fixed(percentile(sorted, 50), 1), fixed(percentile(sorted, 95), 1), fixed(percentile([...sample.cpuMs].sort((a, b) => a - b), 50), 1), String(sample.bytes)]);
       }
       for (const page of ["first", "next"]) {
         const p50 = (how: string) => percentile([...samples.get(`${how} ${page}`)!.ms].sort((a, b) => a - b), 50);
@@ -159,7 +164,7 @@ async function main(): Promise<void> {
 
     // Five replacements, each refreshed after it as a server's refresher would: the ingests' own cost, and the refreshes'.
     const replaces: number[] = [];
-    const replaceRefreshes: { ms: number; value: { steps: number; longestStepMs: number } }[] = [];
+    const replaceRefreshes: { ms: number; value: { steps: number; longestStepMs: number; cpuMs: number } }[] = [];
     for (let version = 1; version <= 5; version++) {
       replaces.push((await timed(() => ingestPacket(bigPacket(0, version), { kind: "http", actor: "bench" }, new Date()))).ms);
       replaceRefreshes.push(await timed(() => refreshRiskGroups()));
@@ -177,14 +182,15 @@ async function main(): Promise<void> {
     const build = await timed(() => refreshRiskGroups());
 
     console.log(`\nGET /api/v1/risks, limit=100, ${groups} groups, ${requests} requests per row (interleaved, after 3 warm-ups)\n`);
-    console.log(formatTable(["order", "page", "p50 ms", "p95 ms", "bytes"], rows));
+    console.log(formatTable(["order", "page", "p50 ms", "p95 ms", "p50 CPU ms", "bytes"], rows));
     console.log(`\n${ratios.join("\n")}`);
     console.log(`\nwriters: big packet ingest ${bigIngest.map((ms) => fixed(ms, 0)).join(", ")} ms; ${boardThreads} board packets ${fixed(boardMs, 0)} ms in all`);
     console.log(`writers: a 5,000-risk packet replacing one, 5 times ${replaces.map((ms) => fixed(ms, 0)).join(", ")} ms (median ${fixed(percentile([...replaces].sort((x, y) => x - y), 50), 0)}); triage of 100 risks ${fixed(triage.ms, 0)} ms`);
     const sortedSmall = [...smallIngest].sort((a, b) => a - b);
     console.log(`writers: 20 three-risk packets, p50 ${fixed(percentile(sortedSmall, 50), 1)} ms, max ${fixed(sortedSmall.at(-1)!, 1)} ms`);
-    const refreshed = (name: string, run: { ms: number; value: { steps: number; longestStepMs: number } }) =>
-      `refresh after commit, ${name}: ${fixed(run.ms, 0)} ms in ${run.value.steps} steps, longest step ${fixed(run.value.longestStepMs, 0)} ms`;
+    const refreshed = (name: string, run: { ms: number; value: { steps: number; longestStepMs: number; cpuMs: number } }) =>
+      `refresh after commit, ${name}: ${fixed(run.ms, 0)} ms in ${run.value.steps} steps, longest step ${fixed(run.value.longestStepMs, 0)} ms, ` +
+      `this process's CPU ${fixed(run.value.cpuMs, 0)} ms${database.dialect === "postgresql" ? " (PostgreSQL's not included)" : ""}`;
     console.log(refreshed("the seed", seedRefresh));
     console.log(refreshed("the slowest 5,000-risk replacement (both versions' groups)", replaceRefresh));
     console.log(refreshed("the 20 small packets", smallRefresh));
