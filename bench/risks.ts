@@ -24,6 +24,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { chooseDatabase, cleanUpDatabase } from "./lib/server";
+import { databaseCpu } from "./lib/stats";
 import { fixed, formatTable, gitRevision, positiveNumber } from "./lib/report";
 import { startRouteServer } from "../testing/route-server";
 import { GET } from "../app/api/v1/risks/route";
@@ -49,6 +50,13 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T 
   return { ms: performance.now() - start, value };
 }
 
+interface Refreshed {
+  ms: number;
+  value: { steps: number; longestStepMs: number; cpuMs: number };
+  /** PostgreSQL's backends for the run's database meanwhile (null on SQLite: its work is in the process's CPU). */
+  databaseCpuMs: number | null;
+}
+
 async function main(): Promise<void> {
   const bigPackets = positiveNumber("BENCH_BIG_PACKETS", 5, true);
   const boardThreads = positiveNumber("BENCH_THREADS", 200, true);
@@ -63,6 +71,11 @@ async function main(): Promise<void> {
   const person = { id: admin.id, username: admin.username, role: admin.role };
   const token = (await createApiToken("bench-reader", ["packets:read"])).token;
   const server = await startRouteServer((request) => GET(request));
+  const refresh = async (): Promise<Refreshed> => {
+    const databaseStart = await databaseCpu(database);
+    const run = await timed(() => refreshRiskGroups());
+    return { ...run, databaseCpuMs: databaseStart ? await databaseStart.since() : null };
+  };
   console.log(`bench:risks at ${gitRevision()} on ${database.description}: ${bigPackets} x ${perPacket} risks + ${boardThreads} threads x 3`);
   let failed = false;
 
@@ -93,7 +106,7 @@ async function main(): Promise<void> {
     const triage = await timed(() => triageRisks(person, { action: "snoozed", targets, snoozed_until: new Date(Date.now() + 86_400_000) }));
     await triageRisks(person, { action: "resolved", targets: [{ thread_key: "bench/board-0", fingerprint: riskFingerprint("board risk T0-b") }] });
     // What the seed marked, refreshed as a server's background does after commit: the pages below read stored groups.
-    const seedRefresh = await timed(() => refreshRiskGroups());
+    const seedRefresh = await refresh();
 
     // Every group, less the 100 snoozed and the 1 resolved (the default view hides them).
     const groups = bigPackets * perPacket + boardThreads * 2 + Math.min(20, boardThreads) - 101;
@@ -164,10 +177,10 @@ async function main(): Promise<void> {
 
     // Five replacements, each refreshed after it as a server's refresher would: the ingests' own cost, and the refreshes'.
     const replaces: number[] = [];
-    const replaceRefreshes: { ms: number; value: { steps: number; longestStepMs: number; cpuMs: number } }[] = [];
+    const replaceRefreshes: Refreshed[] = [];
     for (let version = 1; version <= 5; version++) {
       replaces.push((await timed(() => ingestPacket(bigPacket(0, version), { kind: "http", actor: "bench" }, new Date()))).ms);
-      replaceRefreshes.push(await timed(() => refreshRiskGroups()));
+      replaceRefreshes.push(await refresh());
     }
     const replaceRefresh = replaceRefreshes.reduce((worst, run) => (run.ms > worst.ms ? run : worst));
     const smallIngest: number[] = [];
@@ -175,11 +188,11 @@ async function main(): Promise<void> {
       const open_risks = [{ severity: "low", detail: `board risk T${n}-a of thread ${n % 7}` }, { severity: "high", detail: `small risk ${n}` }, { severity: "high", detail: `shared risk S${n % 20} across threads` }];
       smallIngest.push((await timed(() => ingestPacket({ thread: `bench/board-${n}`, summary: "small", next_action: "continue", open_risks }, { kind: "http", actor: "bench" }, new Date()))).ms);
     }
-    const smallRefresh = await timed(() => refreshRiskGroups());
+    const smallRefresh = await refresh();
     // A database from before the model: no build's name. A new client forgets that this one began its build.
     await (await sqlExecutor()).execute(Prisma.sql`DELETE FROM "ReadModelBuild"`);
     await closeDatabase();
-    const build = await timed(() => refreshRiskGroups());
+    const build = await refresh();
 
     console.log(`\nGET /api/v1/risks, limit=100, ${groups} groups, ${requests} requests per row (interleaved, after 3 warm-ups)\n`);
     console.log(formatTable(["order", "page", "p50 ms", "p95 ms", "p50 CPU ms", "bytes"], rows));
@@ -188,9 +201,9 @@ async function main(): Promise<void> {
     console.log(`writers: a 5,000-risk packet replacing one, 5 times ${replaces.map((ms) => fixed(ms, 0)).join(", ")} ms (median ${fixed(percentile([...replaces].sort((x, y) => x - y), 50), 0)}); triage of 100 risks ${fixed(triage.ms, 0)} ms`);
     const sortedSmall = [...smallIngest].sort((a, b) => a - b);
     console.log(`writers: 20 three-risk packets, p50 ${fixed(percentile(sortedSmall, 50), 1)} ms, max ${fixed(sortedSmall.at(-1)!, 1)} ms`);
-    const refreshed = (name: string, run: { ms: number; value: { steps: number; longestStepMs: number; cpuMs: number } }) =>
+    const refreshed = (name: string, run: Refreshed) =>
       `refresh after commit, ${name}: ${fixed(run.ms, 0)} ms in ${run.value.steps} steps, longest step ${fixed(run.value.longestStepMs, 0)} ms, ` +
-      `this process's CPU ${fixed(run.value.cpuMs, 0)} ms${database.dialect === "postgresql" ? " (PostgreSQL's not included)" : ""}`;
+      `CPU ${fixed(run.value.cpuMs, 0)} ms in this process${run.databaseCpuMs === null ? "" : ` + ${fixed(run.databaseCpuMs, 0)} ms in PostgreSQL's backends`}`;
     console.log(refreshed("the seed", seedRefresh));
     console.log(refreshed("the slowest 5,000-risk replacement (both versions' groups)", replaceRefresh));
     console.log(refreshed("the 20 small packets", smallRefresh));
