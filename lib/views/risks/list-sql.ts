@@ -155,7 +155,8 @@ export function groupsSql(view: RiskFilters["state"], q: string | undefined, now
 }
 
 export interface GroupKeyRow extends GroupRow {
-  view: RiskFilters["state"];
+  /** "both" when the open view hides none of the group's thread risks (its keys are the same in both views), else "all" or "open". */
+  view: "both" | RiskFilters["state"];
   /** On "all" rows: the group's thread risks the open view hides, and the last and next end of a dated snooze among them. */
   hiddenPairs: number | bigint;
   openFrom: string | Date | null;
@@ -167,6 +168,7 @@ export interface GroupKeyRow extends GroupRow {
  * statement (the read model's rewrite, docs/decisions/075-risk-groups-stored.md): their thread
  * risks are read once, from the fingerprint index, and their histories from the thread and
  * fingerprint index, so its cost is that of these groups' rows, whatever the number of risks.
+ * A group the open view hides nothing of has the same keys in both: one row, "both".
  */
 export function groupKeysSql(now: Date, fingerprints: readonly string[]): Prisma.Sql {
   return Prisma.sql`WITH ${statedSql(undefined, now, fingerprints)},
@@ -179,9 +181,11 @@ export function groupKeysSql(now: Date, fingerprints: readonly string[]): Prisma
         MIN(CASE WHEN "triageState" = 'snoozed' AND "snoozedUntil" > ${now} THEN "snoozedUntil" END) AS "openUntil"
       FROM "stated" GROUP BY "fingerprint"
     )
-    SELECT 'all' AS "view", g.*, c."hiddenPairs" AS "hiddenPairs", c."openFrom" AS "openFrom", c."openUntil" AS "openUntil"
+    SELECT (CASE WHEN c."hiddenPairs" = 0 THEN 'both' ELSE 'all' END) AS "view", g.*,
+      c."hiddenPairs" AS "hiddenPairs", c."openFrom" AS "openFrom", c."openUntil" AS "openUntil"
     FROM "allGroups" g JOIN "clock" c ON c."fingerprint" = g."fingerprint"
-    UNION ALL SELECT 'open' AS "view", o.*, 0 AS "hiddenPairs", NULL AS "openFrom", NULL AS "openUntil" FROM "openGroups" o`;
+    UNION ALL SELECT 'open' AS "view", o.*, 0 AS "hiddenPairs", NULL AS "openFrom", NULL AS "openUntil"
+    FROM "openGroups" o JOIN "clock" c ON c."fingerprint" = o."fingerprint" WHERE c."hiddenPairs" > 0`;
 }
 
 /** The view's size: its groups, and the thread risks it leaves out. One aggregate, no history. */

@@ -167,13 +167,19 @@ const REFRESH_LOCK_KEY = 0x626174_6f6e2d72n;
  */
 export async function markRiskThreads(sql: SqlExecutor, threadIds: readonly string[]): Promise<void> {
   const unique = [...new Set(threadIds)];
-  if (unique.length) await insertRows(sql, "RiskThreadMark", ["id", "threadId"], unique.map((id) => [newId("rtm"), id]));
+  if (unique.length) await insertRows(sql, "RiskThreadMark", ["id", "threadId"], markIds("rtm", unique));
+}
+
+/** Rows of marks: one time-sortable id (lib/db/ids.ts) per call, numbered within it (a big packet's thousands of marks share its randomness). */
+function markIds(prefix: string, values: readonly string[]): unknown[][] {
+  const id = newId(prefix);
+  return values.map((value, n) => [`${id}-${n}`, value]);
 }
 
 /** A writer's mark, in its transaction: these fingerprints' triage changed. One statement. */
 export async function markRiskGroups(sql: SqlExecutor, fingerprints: readonly string[]): Promise<void> {
   const unique = [...new Set(fingerprints)];
-  if (unique.length) await insertRows(sql, "RiskGroupMark", ["id", "fingerprint"], unique.map((fingerprint) => [newId("rgm"), fingerprint]));
+  if (unique.length) await insertRows(sql, "RiskGroupMark", ["id", "fingerprint"], markIds("rgm", unique));
 }
 
 /** Rewrites the stored rows of `fingerprints` from the active risks, their histories and triage at `now`. */
@@ -183,16 +189,11 @@ async function rewriteGroups(sql: SqlExecutor, fingerprints: readonly string[], 
     const dateOrNull = (value: string | Date | null | undefined) => (value === null || value === undefined ? null : asDate(value));
     // Every kind of row named: the primary key (view, fingerprint) finds the rows.
     await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey" WHERE "view" IN (${Prisma.join(STORED_VIEWS)}) AND "fingerprint" IN (${Prisma.join(chunk)})`);
-    // A group without hidden thread risks has the same keys in both views: its one "both" row stands for them.
-    const agreeing = new Set(groups.filter((row) => row.view === "all" && Number(row.hiddenPairs) === 0).map((row) => row.fingerprint));
     await insertRows(
       sql,
       "RiskGroupKey",
       GROUP_COLUMNS,
-      groups.flatMap((row) => {
-        if (!agreeing.has(row.fingerprint)) return [storedRow(row.view, row, { hiddenPairs: Number(row.hiddenPairs), openFrom: dateOrNull(row.openFrom), openUntil: dateOrNull(row.openUntil) })];
-        return row.view === "all" ? [storedRow("both", row, { hiddenPairs: 0, openFrom: dateOrNull(row.openFrom), openUntil: dateOrNull(row.openUntil) })] : [];
-      }),
+      groups.map((row) => storedRow(row.view, row, { hiddenPairs: Number(row.hiddenPairs), openFrom: dateOrNull(row.openFrom), openUntil: dateOrNull(row.openUntil) })),
     );
     return [];
   });
