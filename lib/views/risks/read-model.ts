@@ -1,6 +1,6 @@
 import "server-only";
 import { performance } from "node:perf_hooks";
-import { database, databaseDialect, inTransaction, sqlExecutor, type Db, type SqlExecutor } from "../../db/client";
+import { database, databaseDialect, inSqlTransaction, sqlExecutor, type Db, type SqlExecutor } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
 import { inChunks, insertRows } from "../../db/sql";
 import { onLedger } from "../../events/bus";
@@ -224,11 +224,14 @@ function inTurn<T>(work: () => Promise<T>): Promise<T> {
   return run;
 }
 
-/** A refresher's transaction: on PostgreSQL under the refreshers' lock, not the writers' (ingest does not wait for it). */
+/**
+ * A refresher's transaction of raw statements (on PostgreSQL on the driver adapter's own
+ * transaction, decision 083: a step's statements carry thousands of values), under the
+ * refreshers' lock, not the writers' (ingest does not wait for it).
+ */
 function refreshTransaction<T>(work: (sql: SqlExecutor) => Promise<T>, timeoutMs?: number): Promise<T> {
-  return inTransaction(
-    async (tx) => {
-      const sql = await sqlExecutor(tx);
+  return inSqlTransaction(
+    async (sql) => {
       // A step reads only its marks' rows, through their indexes. Right after a big packet the
       // planner has no statistics of its rows yet and would scan every risk per step instead
       // (a full refresh quadratic in the risks): this transaction plans with indexes only.
@@ -276,8 +279,8 @@ const buildDone = async (sql: SqlExecutor) =>
 
 /**
  * A database that never had the model (one from before it, or a new one) gets it built by the
- * refresher: one transaction empties both tables and marks every active thread (a statement over
- * the threads, not their risks), and writes the build's name; the steps do the rest, a chunk each.
+ * refresher: one transaction empties both tables and marks every active thread not marked yet (a
+ * statement over the threads, not their risks), and writes the build's name; the steps do the rest.
  */
 async function beginBuild(): Promise<void> {
   const db = await database();
@@ -289,7 +292,8 @@ async function beginBuild(): Promise<void> {
         await sql.execute(Prisma.sql`DELETE FROM "RiskActivePair"`);
         await sql.execute(Prisma.sql`DELETE FROM "RiskGroupKey"`);
         await sql.execute(Prisma.sql`
-          INSERT INTO "RiskThreadMark" ("id", "threadId") SELECT ${BUILD_MARK_PREFIX} || "id", "id" FROM "Thread" WHERE "archived" = ${false} AND "activeVersionId" IS NOT NULL`);
+          INSERT INTO "RiskThreadMark" ("id", "threadId") SELECT ${BUILD_MARK_PREFIX} || "id", "id" FROM "Thread"
+          WHERE "archived" = ${false} AND "activeVersionId" IS NOT NULL AND "id" NOT IN (SELECT "threadId" FROM "RiskThreadMark")`);
         await sql.execute(Prisma.sql`INSERT INTO "ReadModelBuild" ("name", "builtAt") VALUES (${BUILD_NAME}, ${new Date()})`);
       }),
     );
@@ -395,7 +399,7 @@ export async function withStoredRiskGroups<T>(now: Date, read: () => Promise<T>)
       UNION SELECT "fingerprint" FROM "RiskGroupKey" WHERE "view" IN (${"both"}, ${"all"}) AND "openFrom" > ${now}
       LIMIT ${GROUPS_PER_STEP + 1}`);
     if (stale.length > GROUPS_PER_STEP) {
-      await inTransaction(async (tx) => markRiskGroups(await sqlExecutor(tx), stale.map((row) => row.fingerprint)), { ledger: false });
+      await inSqlTransaction((marks) => markRiskGroups(marks, stale.map((row) => row.fingerprint)), { ledger: false });
       return null;
     }
     if (stale.length) await refreshTransaction((tx) => rewriteGroups(tx, stale.map((row) => row.fingerprint), now));
