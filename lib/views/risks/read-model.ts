@@ -18,10 +18,10 @@ import { groupKeysSql, type GroupKeyRow, type GroupRow, type KeyValue } from "./
  * are rewritten after commit by a refresher, a bounded step per transaction, and a read first
  * refreshes whatever is still marked, or computes its page when that is more than a step
  * (docs/decisions/084-risk-groups-refreshed-after-commit.md). The keys are computed by the same
- * CTEs the list runs over every active risk (groupsSql), restricted to the marked
- * fingerprints (groupKeysSql, both views in one statement), so the stored order is the computed one. A dated snooze changes the open view
- * with the clock: each fingerprint's "all" row says from when until when its rows hold, and a
- * read first rewrites the rows that do not hold at its time.
+ * CTEs the list runs over every active risk (groupsSql), restricted to the marked fingerprints
+ * (groupKeysSql, both views in one statement), so the stored order is the computed one. A dated
+ * snooze changes the open view with the clock: each fingerprint's "both" or "all" row says from
+ * when until when its rows hold, and a read first rewrites the rows that do not hold at its time.
  */
 
 const BUILD_NAME = "risk-groups";
