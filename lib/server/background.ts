@@ -8,6 +8,7 @@ import { scheduleWriteBack } from "../human/writeback/write-human-section";
 import { startWebhookLoops } from "../notify/start";
 import { announceFirstRun } from "./first-run";
 import { processSlot } from "../core/singleton";
+import { startRiskGroupRefresher } from "../views/risks/read-model";
 
 const watcher = processSlot<FolderWatcher>("Watcher");
 
@@ -28,6 +29,7 @@ export async function startServerBackground(): Promise<void> {
   startLessonsBackfill();
   startWatchdog();
   startWebhookLoops();
+  startRiskGroupRefresher();
   const folders = config().BATON_WATCH_DIRS;
   if (!folders.length || watcher.value) return;
   watcher.value = watchHandoffFolders(folders, { onLocated: whenLocated });
