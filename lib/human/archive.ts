@@ -4,7 +4,7 @@ import { BatonError } from "../core/errors";
 import { announceLedger } from "../events/bus";
 import { appendLedgerEvents } from "../events/ledger";
 import type { Person } from "../auth/roles";
-import { markRiskThreads } from "../views/risks/risk-marks";
+import { markRiskThreads } from "../views/risks/read-model";
 
 /**
  * Takes a thread off the board (the archived flag a producer's `status: "archived"` also sets);

@@ -7,7 +7,7 @@ import type { Flag } from "../contract/lint";
 import { writeLedgerEvents, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
 import { packetUsageRows, recordBudgetCrossings, USAGE_COLUMNS } from "../views/usage/ingest-usage";
-import { markRiskThreads } from "../views/risks/risk-marks";
+import { markRiskThreads } from "../views/risks/read-model";
 import { inChunks, insertRows, updateOnConflict } from "../db/sql";
 import { threadOutsideProject } from "../contract/project-binding";
 import { planVersion } from "./supersede";

@@ -8,8 +8,7 @@ import { RISK_SORT_FIRST_ORDER, riskListDto, type RiskGroupDto, type RiskListDto
 import { RISK_PAGE_MAX_BYTES, riskFiltersSchema, type RiskFilters } from "./filters";
 import { inChunks } from "../../db/sql";
 import { countGroups, decodeCursor, encodeCursor, groupsSql, HIDDEN_BY_DEFAULT, keyValuesOf, sortKeys, type GroupRow } from "./list-sql";
-import { withStoredRiskGroups } from "./read-model";
-import { storedCounts, storedGroups } from "./stored-groups";
+import { storedCounts, storedGroups, withStoredRiskGroups } from "./read-model";
 
 
 /** The shapes live in ./dto (client-safe); importers of this module keep finding them here. */

@@ -9,7 +9,7 @@ import { appendLedgerEvents, type NewLedgerEvent } from "../../events/ledger";
 import { readActiveRisks, type ActiveRisk } from "./active-risks";
 import { TRIAGE_REQUEST_ACTIONS, TRIAGE_TARGETS_MAX, triageResultDto, type TriageResultDto } from "./dto";
 import { riskState } from "./triage-state";
-import { markRiskGroups } from "./risk-marks";
+import { markRiskGroups } from "./read-model";
 
 /**
  * People's triage of risks (docs/product.md#risks): acknowledge, resolve, snooze
