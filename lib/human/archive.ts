@@ -1,10 +1,9 @@
 import "server-only";
-import { inTransaction, sqlExecutor, type Tx } from "../db/client";
+import { inTransaction, type Tx } from "../db/client";
 import { BatonError } from "../core/errors";
 import { announceLedger } from "../events/bus";
 import { appendLedgerEvents } from "../events/ledger";
 import type { Person } from "../auth/roles";
-import { markRiskThreads } from "../views/risks/read-model";
 
 /**
  * Takes a thread off the board (the archived flag a producer's `status: "archived"` also sets);
@@ -13,8 +12,6 @@ import { markRiskThreads } from "../views/risks/read-model";
 export async function archiveThreadIn(tx: Tx, threadKey: string, actor: string, reason: string, at: Date): Promise<boolean> {
   const { count } = await tx.thread.updateMany({ where: { key: threadKey, archived: false }, data: { archived: true, updatedAt: at } });
   if (!count) return false;
-  const thread = await tx.thread.findUniqueOrThrow({ where: { key: threadKey }, select: { id: true } });
-  await markRiskThreads(await sqlExecutor(tx), [thread.id]);
   await appendLedgerEvents(tx, [{ kind: "thread_archived", threadKey, actor, data: { reason } }], at);
   return true;
 }

@@ -7,7 +7,6 @@ import type { Flag } from "../contract/lint";
 import { writeLedgerEvents, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
 import { packetUsageRows, recordBudgetCrossings, USAGE_COLUMNS } from "../views/usage/ingest-usage";
-import { markRiskThreads } from "../views/risks/read-model";
 import { inChunks, insertRows, updateOnConflict } from "../db/sql";
 import { threadOutsideProject } from "../contract/project-binding";
 import { planVersion } from "./supersede";
@@ -216,8 +215,6 @@ export async function storeBatch(
   // Budgets of the projects that spent in this batch (lib/views/usage): one event per budget per period.
   events.push(...(await recordBudgetCrossings(sql, usageRows, new Date())));
   await insertRows(sql, "Thread", THREAD_COLUMNS, changed.map((t) => threadRow(t, true)), updateOnConflict("id", THREAD_UPDATED_COLUMNS));
-  // The risks list's stored groups of the threads whose active packet or history changed: marked, refreshed after commit (decision 084).
-  await markRiskThreads(sql, [...changed.map((t) => t.id), ...riskRows.map((row) => row[RISK_COLUMNS.indexOf("threadId")] as string)]);
   await writeLedgerEvents(sql, events, new Date());
   await insertRows(sql, "IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], keyRows);
   return { results: results as (IngestResult | BatonError)[], stored: versionRows.length };

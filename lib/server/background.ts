@@ -8,7 +8,6 @@ import { scheduleWriteBack } from "../human/writeback/write-human-section";
 import { startWebhookLoops } from "../notify/start";
 import { announceFirstRun } from "./first-run";
 import { processSlot } from "../core/singleton";
-import { startRiskGroupRefresher } from "../views/risks/read-model";
 
 const watcher = processSlot<FolderWatcher>("Watcher");
 
@@ -29,7 +28,6 @@ export async function startServerBackground(): Promise<void> {
   startLessonsBackfill();
   startWatchdog();
   startWebhookLoops();
-  startRiskGroupRefresher();
   const folders = config().BATON_WATCH_DIRS;
   if (!folders.length || watcher.value) return;
   watcher.value = watchHandoffFolders(folders, { onLocated: whenLocated });

@@ -16,7 +16,7 @@ import type { RiskState } from "./triage-state";
 
 /** States the default view leaves out: a person already dealt with them (until they come back). */
 export const HIDDEN_BY_DEFAULT: ReadonlySet<RiskState> = new Set(["resolved", "snoozed"]);
-export const HIDDEN_SQL = Prisma.raw([...HIDDEN_BY_DEFAULT].map((state) => `'${state}'`).join(", "));
+const HIDDEN_SQL = Prisma.raw([...HIDDEN_BY_DEFAULT].map((state) => `'${state}'`).join(", "));
 
 /** A column of the groups' statement the list is ordered by. */
 export interface SortKey {
@@ -72,18 +72,15 @@ function afterSql(keys: SortKey[], values: KeyValue[] | null): Prisma.Sql {
  * ("stated": its thread, severity rank, state now and the start of its detail), as SQL
  * common table expressions: the database sorts and counts, the server reads a page.
  */
-function statedSql(q: string | undefined, now: Date, fingerprints?: readonly string[]): Prisma.Sql {
-  // Named fingerprints are read from their index, then their threads (CROSS JOIN keeps SQLite
-  // to that order): not every active risk, which the archived flag's index would lead to.
-  const from = fingerprints
-    ? Prisma.sql`FROM "Risk" r CROSS JOIN "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
-      WHERE t."activeVersionId" = r."versionId" AND r."fingerprint" IN (${Prisma.join(fingerprints)}) AND`
-    : Prisma.sql`FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId" JOIN "Risk" r ON r."versionId" = v."id" WHERE`;
+function statedSql(q: string | undefined, now: Date): Prisma.Sql {
   return Prisma.sql`"rows" AS (
       SELECT t."id" AS "threadId", t."key" AS "threadKey", r."fingerprint" AS "fingerprint", v."receivedAt" AS "activeAt",
         ${severityRankSql('r."severity"')} AS "rank", LOWER(SUBSTR(r."detail", 1, ${DETAIL_KEY_CHARS})) AS "detailKey",
         ROW_NUMBER() OVER (PARTITION BY t."id", r."fingerprint" ORDER BY r."position") AS "nth"
-      ${from} t."archived" = ${false} ${riskTextFilter(q)}
+      FROM "Thread" t
+      JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
+      JOIN "Risk" r ON r."versionId" = v."id"
+      WHERE t."archived" = ${false} ${riskTextFilter(q)}
     ),
     "pairs" AS (
       SELECT "threadId", MAX("threadKey") AS "threadKey", "fingerprint", MAX("activeAt") AS "activeAt", MAX("rank") AS "rank",
@@ -92,8 +89,7 @@ function statedSql(q: string | undefined, now: Date, fingerprints?: readonly str
     ),
     "stated" AS (
       SELECT p."threadId" AS "threadId", p."threadKey" AS "threadKey", p."fingerprint" AS "fingerprint", p."rank" AS "rank",
-        p."detailKey" AS "detailKey", ${riskStateSql("rt", Prisma.raw('p."rank"'), Prisma.raw('p."activeAt"'), now)} AS "state",
-        rt."state" AS "triageState", rt."snoozedUntil" AS "snoozedUntil"
+        p."detailKey" AS "detailKey", ${riskStateSql("rt", Prisma.raw('p."rank"'), Prisma.raw('p."activeAt"'), now)} AS "state"
       FROM "pairs" p LEFT JOIN "RiskTriage" rt ON rt."threadId" = p."threadId" AND rt."fingerprint" = p."fingerprint"
     )`;
 }
@@ -109,83 +105,37 @@ export interface GroupRow {
   occurrences: number | bigint;
 }
 
-/** Each thread risk of the stated rows in `from` with its history: first and last sighting, and the packets that carried it. */
-function historiesSql(from: string): Prisma.Sql {
-  return Prisma.sql`SELECT s."threadId" AS "threadId", s."threadKey" AS "threadKey", s."fingerprint" AS "fingerprint", s."state" AS "state",
-        s."rank" AS "rank", s."detailKey" AS "detailKey",
-        MIN(v."receivedAt") AS "firstSeen", MAX(v."receivedAt") AS "lastSeen", COUNT(DISTINCT r."versionId") AS "occurrences"
-      FROM ${Prisma.raw(`"${from}"`)} s
-      JOIN "Risk" r ON r."threadId" = s."threadId" AND r."fingerprint" = s."fingerprint"
-      JOIN "PacketVersion" v ON v."id" = r."versionId"
-      GROUP BY s."threadId", s."threadKey", s."fingerprint", s."state", s."rank", s."detailKey"`;
-}
-
-/**
- * Common table expressions `name` (one row per group: its keys) and `name`Seen (its threads
- * ranked, the lead first) over the histories in `histories`, those with `where`.
- */
-function groupedSql(name: string, histories: string, where: Prisma.Sql = Prisma.empty): Prisma.Sql {
-  const seen = Prisma.raw(`"${name}Seen"`);
-  return Prisma.sql`${seen} AS (
-      SELECT h.*, ROW_NUMBER() OVER (
-          PARTITION BY h."fingerprint"
-          ORDER BY (CASE WHEN h."state" = 'regressed' THEN 1 ELSE 0 END) DESC, h."rank" DESC, h."lastSeen" DESC, h."threadKey"
-        ) AS "lead"
-      FROM ${Prisma.raw(`"${histories}"`)} h ${where}
-    ),
-    ${Prisma.raw(`"${name}"`)} AS (
-      SELECT "fingerprint", MAX(CASE WHEN "state" = 'regressed' THEN 1 ELSE 0 END) AS "regressed", MAX("rank") AS "rank",
-        MAX(CASE WHEN "lead" = 1 THEN "detailKey" END) AS "detailKey", COUNT(*) AS "threads",
-        MIN("firstSeen") AS "firstSeen", MAX("lastSeen") AS "lastSeen", CAST(SUM("occurrences") AS INTEGER) AS "occurrences"
-      FROM ${seen} GROUP BY "fingerprint"
-    )`;
-}
-
 /** The view's groups after the cursor, in order, with their keys and sizes: at most `limit` rows (all without). */
 export function groupsSql(view: RiskFilters["state"], q: string | undefined, now: Date, keys: SortKey[], after: KeyValue[] | null, limit: number | undefined): Prisma.Sql {
   const visible = view === "open" ? Prisma.sql`WHERE "state" NOT IN (${HIDDEN_SQL})` : Prisma.empty;
   const orderBy = Prisma.raw(keys.map((key) => `"${key.column}" ${key.desc ? "DESC" : "ASC"}`).join(", "));
   return Prisma.sql`WITH ${statedSql(q, now)},
     "visible" AS (SELECT * FROM "stated" ${visible}),
-    "histories" AS (${historiesSql("visible")}),
-    ${groupedSql("groups", "histories")}
+    "histories" AS (
+      SELECT s."threadId" AS "threadId", s."threadKey" AS "threadKey", s."fingerprint" AS "fingerprint", s."state" AS "state",
+        s."rank" AS "rank", s."detailKey" AS "detailKey",
+        MIN(v."receivedAt") AS "firstSeen", MAX(v."receivedAt") AS "lastSeen", COUNT(DISTINCT r."versionId") AS "occurrences"
+      FROM "visible" s
+      JOIN "Risk" r ON r."threadId" = s."threadId" AND r."fingerprint" = s."fingerprint"
+      JOIN "PacketVersion" v ON v."id" = r."versionId"
+      GROUP BY s."threadId", s."threadKey", s."fingerprint", s."state", s."rank", s."detailKey"
+    ),
+    "seen" AS (
+      SELECT h.*, ROW_NUMBER() OVER (
+          PARTITION BY h."fingerprint"
+          ORDER BY (CASE WHEN h."state" = 'regressed' THEN 1 ELSE 0 END) DESC, h."rank" DESC, h."lastSeen" DESC, h."threadKey"
+        ) AS "lead"
+      FROM "histories" h
+    ),
+    "groups" AS (
+      SELECT "fingerprint", MAX(CASE WHEN "state" = 'regressed' THEN 1 ELSE 0 END) AS "regressed", MAX("rank") AS "rank",
+        MAX(CASE WHEN "lead" = 1 THEN "detailKey" END) AS "detailKey", COUNT(*) AS "threads",
+        MIN("firstSeen") AS "firstSeen", MAX("lastSeen") AS "lastSeen", CAST(SUM("occurrences") AS INTEGER) AS "occurrences"
+      FROM "seen" GROUP BY "fingerprint"
+    )
     SELECT * FROM "groups" ${afterSql(keys, after)}
     ORDER BY ${orderBy}
     ${limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${limit}`}`;
-}
-
-export interface GroupKeyRow extends GroupRow {
-  /** "both" when the open view hides none of the group's thread risks (its keys are the same in both views), else "all" or "open". */
-  view: "both" | RiskFilters["state"];
-  /** On "all" rows: the group's thread risks the open view hides, and the last and next end of a dated snooze among them. */
-  hiddenPairs: number | bigint;
-  openFrom: string | Date | null;
-  openUntil: string | Date | null;
-}
-
-/**
- * The groups of `fingerprints` in both views at `now`, as groupsSql computes them, in one
- * statement (the read model's rewrite, docs/decisions/075-risk-groups-stored.md): their thread
- * risks are read once, from the fingerprint index, and their histories from the thread and
- * fingerprint index, so its cost is that of these groups' rows, whatever the number of risks.
- * A group the open view hides nothing of has the same keys in both: one row, "both".
- */
-export function groupKeysSql(now: Date, fingerprints: readonly string[]): Prisma.Sql {
-  return Prisma.sql`WITH ${statedSql(undefined, now, fingerprints)},
-    "histories" AS (${historiesSql("stated")}),
-    ${groupedSql("allGroups", "histories")},
-    ${groupedSql("openGroups", "histories", Prisma.sql`WHERE h."state" NOT IN (${HIDDEN_SQL})`)},
-    "clock" AS (
-      SELECT "fingerprint", COUNT(CASE WHEN "state" IN (${HIDDEN_SQL}) THEN 1 END) AS "hiddenPairs",
-        MAX(CASE WHEN "triageState" = 'snoozed' AND "snoozedUntil" <= ${now} THEN "snoozedUntil" END) AS "openFrom",
-        MIN(CASE WHEN "triageState" = 'snoozed' AND "snoozedUntil" > ${now} THEN "snoozedUntil" END) AS "openUntil"
-      FROM "stated" GROUP BY "fingerprint"
-    )
-    SELECT (CASE WHEN c."hiddenPairs" = 0 THEN 'both' ELSE 'all' END) AS "view", g.*,
-      c."hiddenPairs" AS "hiddenPairs", c."openFrom" AS "openFrom", c."openUntil" AS "openUntil"
-    FROM "allGroups" g JOIN "clock" c ON c."fingerprint" = g."fingerprint"
-    UNION ALL SELECT 'open' AS "view", o.*, 0 AS "hiddenPairs", NULL AS "openFrom", NULL AS "openUntil"
-    FROM "openGroups" o JOIN "clock" c ON c."fingerprint" = o."fingerprint" WHERE c."hiddenPairs" > 0`;
 }
 
 /** The view's size: its groups, and the thread risks it leaves out. One aggregate, no history. */

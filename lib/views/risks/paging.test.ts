@@ -9,7 +9,6 @@ import { countStatements } from "@/testing/count-statements";
 import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { FULL_SOAK } from "@/testing/soak";
 import { riskListDto, type RiskGroupDto, type RiskListDto } from "./dto";
-import { refreshRiskGroups } from "./read-model";
 import { RISK_PAGE_DEFAULT, RISK_PAGE_MAX, RISK_PAGE_MAX_BYTES } from "./filters";
 
 /**
@@ -37,8 +36,6 @@ beforeAll(async () => {
   // A few risks as large as a packet allows: the page's byte budget, not its row count, ends the page.
   const big = Array.from({ length: BIG }, (_, n) => ({ severity: "critical", detail: `big risk B-${n} ${"y".repeat(150_000)}` }));
   await ingestPacket({ thread: "paging/big", summary: "big risks", next_action: "continue", open_risks: big }, { kind: "http", actor: "test" }, new Date(at + PACKETS * 1000));
-  // What a server's refresher does after these commits (decision 084): the pages read stored groups.
-  await refreshRiskGroups();
 }, 300_000);
 
 async function get(query: string): Promise<{ list: RiskListDto; bytes: number; status: number; text: string }> {

@@ -8,7 +8,6 @@ import { RISK_SORT_FIRST_ORDER, riskListDto, type RiskGroupDto, type RiskListDto
 import { RISK_PAGE_MAX_BYTES, riskFiltersSchema, type RiskFilters } from "./filters";
 import { inChunks } from "../../db/sql";
 import { countGroups, decodeCursor, encodeCursor, groupsSql, HIDDEN_BY_DEFAULT, keyValuesOf, sortKeys, type GroupRow } from "./list-sql";
-import { storedCounts, storedGroups, withStoredRiskGroups } from "./read-model";
 
 
 /** The shapes live in ./dto (client-safe); importers of this module keep finding them here. */
@@ -130,17 +129,17 @@ export async function listRisks(
   filters: Partial<RiskFilters> & { cursor?: string; limit?: number } = {},
   now = new Date(),
 ): Promise<RiskListDto> {
-  const { state: view, q, sort, order: askedOrder } = riskFiltersSchema.parse({ state: filters.state, q: filters.q, sort: filters.sort, order: filters.order });
-  const order = askedOrder ?? RISK_SORT_FIRST_ORDER[sort];
+  const { state: view, q, sort, order: asked } = riskFiltersSchema.parse({ state: filters.state, q: filters.q, sort: filters.sort, order: filters.order });
+  const order = asked ?? RISK_SORT_FIRST_ORDER[sort];
   const keys = sortKeys(sort, order);
   const after = filters.cursor ? decodeCursor(filters.cursor, sort, order, keys) : null;
   const { limit } = filters;
+  const sql = await sqlExecutor();
   // One row more than a page can hold says whether another page follows (every group has a thread).
-  const asked = limit === undefined ? undefined : limit + 1;
-  // The stored groups (decision 075) when they hold at `now`; else, and under a text filter (the
-  // stored keys hold no words), the groups are computed over the active risks (decision 084).
-  const stored = q ? null : await withStoredRiskGroups(now, () => Promise.all([storedGroups(view, sort, order, after, asked), storedCounts(view)]));
-  const [rows, counts] = stored ?? (await Promise.all([(await sqlExecutor()).query<GroupRow>(groupsSql(view, q, now, keys, after, asked)), countGroups(view, q, now)]));
+  const [rows, counts] = await Promise.all([
+    sql.query<GroupRow>(groupsSql(view, q, now, keys, after, limit === undefined ? undefined : limit + 1)),
+    countGroups(view, q, now),
+  ]);
   const candidates: GroupRow[] = [];
   let threadCount = 0;
   for (const row of rows) {
@@ -169,9 +168,4 @@ export async function listRisks(
   const more = lastPassed !== null && rows.indexOf(lastPassed) < rows.length - 1;
   const next_cursor = more ? encodeCursor(sort, order, keyValuesOf(lastPassed!, keys)) : null;
   return riskListDto.parse({ generated_at: now.toISOString(), view, sort, order, groups, next_cursor, total: counts.total, hidden: counts.hidden });
-}
-
-/** A view's counts (`total`, `hidden`): from the stored groups when they hold, else computed. */
-export async function countRisks(view: RiskFilters["state"], q: string | undefined, now: Date): Promise<{ total: number; hidden: number }> {
-  return (q ? null : await withStoredRiskGroups(now, () => storedCounts(view))) ?? countGroups(view, q, now);
 }

@@ -5,7 +5,8 @@ import { viewDeltaFrame } from "../../events/shared-frames";
 import { readActiveRisks } from "./active-risks";
 import { risksDeltaDto, type RisksDeltaDto } from "./dto";
 import { riskFiltersSchema, type RiskFilters } from "./filters";
-import { countRisks, groupsOf } from "./queries";
+import { countGroups } from "./list-sql";
+import { groupsOf } from "./queries";
 
 /**
  * The risks list's changes over the live stream (docs/decisions/059-risks-deltas.md): for the
@@ -32,7 +33,7 @@ export async function computeRisksDelta(events: readonly LedgerEventDto[], filte
   const carried = await readActiveRisks({ now, threadKeys: threads });
   const fingerprints = [...new Set(carried.map((risk) => risk.fingerprint))];
   if (fingerprints.length > RISKS_DELTA_GROUPS_MAX) return none([], true);
-  const [groups, counts] = await Promise.all([groupsOf(fingerprints, filters.state, filters.q, now), countRisks(filters.state, filters.q, now)]);
+  const [groups, counts] = await Promise.all([groupsOf(fingerprints, filters.state, filters.q, now), countGroups(filters.state, filters.q, now)]);
   return risksDeltaDto.parse({ view: "risks", seq, generated_at: now.toISOString(), threads, groups: [...groups.values()], ...counts, refetch: false });
 }
 

@@ -9,7 +9,6 @@ import { appendLedgerEvents, type NewLedgerEvent } from "../../events/ledger";
 import { readActiveRisks, type ActiveRisk } from "./active-risks";
 import { TRIAGE_REQUEST_ACTIONS, TRIAGE_TARGETS_MAX, triageResultDto, type TriageResultDto } from "./dto";
 import { riskState } from "./triage-state";
-import { markRiskGroups } from "./read-model";
 
 /**
  * People's triage of risks (docs/product.md#risks): acknowledge, resolve, snooze
@@ -118,7 +117,6 @@ export async function triageRisks(person: Person, request: TriageRequest): Promi
   const triaged = await inTransaction(async (tx) => {
     const risks = await findTargets(tx, unique, at);
     const written = await writeTriages(tx, person, request, risks, at);
-    await markRiskGroups(await sqlExecutor(tx), risks.map((risk) => risk.fingerprint));
     const events: NewLedgerEvent[] = [];
     const results: TriageResultDto["triaged"] = [];
     for (const risk of risks) {
