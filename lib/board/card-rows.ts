@@ -1,13 +1,12 @@
 import "server-only";
 import { Prisma } from "../generated/prisma/client";
 import { sqlExecutor } from "../db/client";
-import { inChunks, type ExecutorRow } from "../db/sql";
-import { sectionOf } from "../human/section";
+import { inChunks } from "../db/sql";
 import { threadWorkOf } from "../integrations/thread-work";
 import type { ThreadWorkDto } from "../integrations/dto";
 import type { CardUsageDto } from "../views/usage/dto";
 import { cardUsageOf, type UsageColumns } from "../views/usage/version-usage";
-import { toCard, type CardColumns } from "../views/threads/queries";
+import { cardColumnsOf, humanSectionOf, toCard, type CardRow } from "../views/threads/queries";
 import type { ThreadCardDto } from "../views/threads/dto";
 import type { VersionPlace } from "../views/verdict/version";
 
@@ -28,26 +27,22 @@ export interface BoardCardRow {
   place: VersionPlace;
 }
 
-type CardVersionColumns = NonNullable<CardColumns["activeVersion"]>;
-
 /**
  * The columns of Prisma's cardSelect (the thread's, and its active version's with the version's
  * id as versionId) as the hot-path executor hands them out, and what the board shows beside them.
  */
-interface Row extends ExecutorRow<Omit<CardColumns, "activeVersion"> & Omit<CardVersionColumns, "id">>, UsageColumns {
-  versionId: string;
+type Row = CardRow & UsageColumns & {
   versionProject: string | null;
   sourcePath: string | null;
   workspaceRoot: string | null;
   locationSourcePath: string | null;
   locationWorkspaceRoot: string | null;
   reportCount: number;
-  humanSection: string | null;
   usageVersionId: string | null;
   pullRequest: string | null;
   ci: string | null;
   review: string | null;
-}
+};
 
 // The latest human revision is picked on the (versionId, revision) index, per card.
 const CARD_ROWS = Prisma.sql`SELECT t."id", t."key", t."agent", t."project", t."branch", t."topic", t."archived", t."updatedAt",
@@ -66,7 +61,6 @@ const CARD_ROWS = Prisma.sql`SELECT t."id", t."key", t."agent", t."project", t."
   LEFT JOIN "PacketUsage" u ON u."versionId" = v."id"
   LEFT JOIN "ThreadWork" w ON w."threadKey" = t."key"`;
 
-const instant = (text: string) => new Date(text);
 
 async function reportRefsOf(versionIds: readonly string[]): Promise<Map<string, string[]>> {
   const sql = await sqlExecutor();
@@ -79,33 +73,7 @@ async function reportRefsOf(versionIds: readonly string[]): Promise<Map<string, 
 }
 
 function toBoardCardRow(row: Row, reportRefs: readonly string[]): BoardCardRow {
-  const card = toCard(
-    {
-      id: row.id,
-      key: row.key,
-      agent: row.agent,
-      project: row.project,
-      branch: row.branch,
-      topic: row.topic,
-      archived: Boolean(row.archived),
-      updatedAt: instant(row.updatedAt),
-      lastSessionKind: row.lastSessionKind,
-      lastSessionAt: row.lastSessionAt === null ? null : instant(row.lastSessionAt),
-      activeVersion: {
-        id: row.versionId,
-        receivedAt: instant(row.receivedAt),
-        producerCreatedAt: row.producerCreatedAt === null ? null : instant(row.producerCreatedAt),
-        summary: row.summary,
-        taskId: row.taskId,
-        nextAction: row.nextAction,
-        highestSeverity: row.highestSeverity,
-        riskCounts: row.riskCounts,
-        questionCount: Number(row.questionCount),
-        flags: row.flags,
-      },
-    },
-    sectionOf(row.humanSection === null ? [] : [{ section: row.humanSection }]),
-  );
+  const card = toCard(cardColumnsOf(row), humanSectionOf(row));
   return {
     card,
     threadId: row.id,

@@ -179,34 +179,15 @@ export function notFound(what: string): BatonError {
 }
 
 /** A thread's card columns (cardSelect's, the active version's id as versionId) and its latest human section, as the hot-path executor hands them out. */
-type DetailRow = ExecutorRow<Omit<CardColumns, "activeVersion"> & Omit<NonNullable<CardColumns["activeVersion"]>, "id">> & {
+export type CardRow = ExecutorRow<Omit<CardColumns, "activeVersion"> & Omit<NonNullable<CardColumns["activeVersion"]>, "id">> & {
   versionId: string;
   humanSection: string | null;
 };
 type DetailVersionRow = ExecutorRow<Pick<PacketVersion, "id" | "receivedAt" | "producerCreatedAt" | "nextAction" | "highestSeverity" | "flags" | "source">>;
 
-/** Instants as the hot-path executor hands them out (ISO text). */
-export const instant = (text: string) => new Date(text);
-export const optionalInstant = (text: string | null) => (text === null ? null : new Date(text));
-
-/** A thread's page: its card, its people section and every version; two statements through the hot-path executor (see getPacket, ./packet-reads.ts). */
-export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
-  const sql = await sqlExecutor();
-  const [row] = await sql.query<DetailRow>(
-    Prisma.sql`SELECT t."id", t."key", t."agent", t."project", t."branch", t."topic", t."archived", t."updatedAt", t."lastSessionKind", t."lastSessionAt",
-        v."id" AS "versionId", v."receivedAt", v."producerCreatedAt", v."summary", v."taskId", v."nextAction", v."highestSeverity",
-        v."riskCounts", v."questionCount", v."flags",
-        (SELECT h."section" FROM "HumanRevision" h WHERE h."versionId" = v."id" ORDER BY h."revision" DESC LIMIT 1) AS "humanSection"
-      FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
-      WHERE t."key" = ${key}`,
-  );
-  if (!row) throw notFound(`Thread "${key}"`);
-  const versions = await sql.query<DetailVersionRow>(
-    Prisma.sql`SELECT "id", "receivedAt", "producerCreatedAt", "nextAction", "highestSeverity", "flags", "source" FROM "PacketVersion"
-      WHERE "threadId" = ${row.id} ORDER BY "sortAt" DESC, "receivedAt" DESC, "id" DESC`,
-  );
-  const human = sectionOf(row.humanSection === null ? [] : [{ section: row.humanSection }]);
-  const card: CardColumns = {
+/** A card row read in raw SQL, as Prisma's cardSelect would have given it (the board's and the thread page's reads). */
+export function cardColumnsOf(row: CardRow): CardColumns {
+  return {
     id: row.id,
     key: row.key,
     agent: row.agent,
@@ -230,8 +211,34 @@ export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
       flags: row.flags,
     },
   };
+}
+
+/** The human section of a card row's latest revision (the empty one when no person acted). */
+export const humanSectionOf = (row: Pick<CardRow, "humanSection">): HumanSection => sectionOf(row.humanSection === null ? [] : [{ section: row.humanSection }]);
+
+/** Instants as the hot-path executor hands them out (ISO text). */
+export const instant = (text: string) => new Date(text);
+export const optionalInstant = (text: string | null) => (text === null ? null : new Date(text));
+
+/** A thread's page: its card, its people section and every version; two statements through the hot-path executor (see getPacket, ./packet-reads.ts). */
+export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
+  const sql = await sqlExecutor();
+  const [row] = await sql.query<CardRow>(
+    Prisma.sql`SELECT t."id", t."key", t."agent", t."project", t."branch", t."topic", t."archived", t."updatedAt", t."lastSessionKind", t."lastSessionAt",
+        v."id" AS "versionId", v."receivedAt", v."producerCreatedAt", v."summary", v."taskId", v."nextAction", v."highestSeverity",
+        v."riskCounts", v."questionCount", v."flags",
+        (SELECT h."section" FROM "HumanRevision" h WHERE h."versionId" = v."id" ORDER BY h."revision" DESC LIMIT 1) AS "humanSection"
+      FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
+      WHERE t."key" = ${key}`,
+  );
+  if (!row) throw notFound(`Thread "${key}"`);
+  const versions = await sql.query<DetailVersionRow>(
+    Prisma.sql`SELECT "id", "receivedAt", "producerCreatedAt", "nextAction", "highestSeverity", "flags", "source" FROM "PacketVersion"
+      WHERE "threadId" = ${row.id} ORDER BY "sortAt" DESC, "receivedAt" DESC, "id" DESC`,
+  );
+  const human = humanSectionOf(row);
   return threadDetailDto.parse({
-    ...toCard(card, human),
+    ...toCard(cardColumnsOf(row), human),
     human,
     versions: versions.map((version) => ({
       id: version.id,
