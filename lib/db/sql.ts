@@ -6,6 +6,9 @@ import { Prisma } from "../generated/prisma/client";
 type ExecutorValue<Value> = Value extends Date ? string : Value extends boolean | bigint ? number : Value;
 /** A row of these columns (a Prisma model's, or a pick of them) as SqlExecutor.query hands it out. */
 export type ExecutorRow<Columns> = { [Column in keyof Columns]: ExecutorValue<Columns[Column]> };
+/** An instant of an ExecutorRow (ISO text) as a Date. */
+export const instant = (text: string) => new Date(text);
+export const optionalInstant = (text: string | null) => (text === null ? null : new Date(text));
 
 // Well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters per statement.
 const MAX_PARAMETERS = 8_000;

@@ -30,7 +30,7 @@ export function findRegressions(
       updatedAt: triage.updatedAt,
     };
     if (riskState(stored, { severity: asSeverity(risk.severity), lastSeenAt: version.receivedAt }, now) !== "regressed") continue;
-    const inStep = `${row.threadKey}\u0000${risk.fingerprint}`;
+    const inStep = stepKey(row.threadKey!, risk.fingerprint);
     const recorded = facts.recordedRegressions.get(row.threadKey!) ?? [];
     const already =
       regressedInStep.has(inStep) || recorded.some((event) => event.at.getTime() > triage.updatedAt.getTime() && event.fingerprint === risk.fingerprint);

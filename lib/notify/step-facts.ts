@@ -1,7 +1,7 @@
 import "server-only";
 import { Prisma } from "../generated/prisma/client";
 import { sqlExecutor, type SqlExecutor, type Tx } from "../db/client";
-import { inChunks, type ExecutorRow } from "../db/sql";
+import { inChunks, instant, optionalInstant, type ExecutorRow } from "../db/sql";
 import type { HumanRevision, LedgerEvent, PacketVersion, RiskTriage, Thread } from "../generated/prisma/client";
 import { eventData, type LedgerRow } from "./ledger-row";
 import type { RiskRow } from "./messages";
@@ -71,8 +71,6 @@ export interface StepFacts {
 export const stepKey = (...parts: (string | number)[]) => parts.join("\u0000");
 
 const list = (values: readonly unknown[]) => Prisma.join(values);
-const instant = (text: string) => new Date(text);
-const optionalInstant = (text: string | null) => (text === null ? null : new Date(text));
 
 /** Rows per statement of the previous-version read: two bound values each. */
 const PREVIOUS_PER_STATEMENT = 200;

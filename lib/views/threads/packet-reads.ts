@@ -5,9 +5,9 @@ import { Prisma, type PacketVersion } from "../../generated/prisma/client";
 import { packetDto, type PacketDto } from "./dto";
 import { sectionOf, type HumanSection } from "../../human/section";
 import { latestHumanSections } from "../../human/latest-revision";
-import type { ExecutorRow } from "../../db/sql";
+import { instant, optionalInstant, type ExecutorRow } from "../../db/sql";
 import { placeOf } from "../verdict/roots";
-import { instant, notFound, optionalInstant } from "./queries";
+import { notFound } from "./queries";
 
 /** One packet's reads: its stored version (every export of it), its human section, and the merged handoff the next session reads. */
 

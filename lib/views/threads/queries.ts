@@ -17,7 +17,7 @@ import {
 import type { ThreadFilters, ThreadListQuery } from "./filters";
 import { emptyHumanSection, sectionOf, summariseHuman, type HumanSection } from "../../human/section";
 import { latestHumanSections } from "../../human/latest-revision";
-import type { ExecutorRow } from "../../db/sql";
+import { instant, optionalInstant, type ExecutorRow } from "../../db/sql";
 
 const cardVersionSelect = {
   id: true,
@@ -216,9 +216,6 @@ export function cardColumnsOf(row: CardRow): CardColumns {
 /** The human section of a card row's latest revision (the empty one when no person acted). */
 export const humanSectionOf = (row: Pick<CardRow, "humanSection">): HumanSection => sectionOf(row.humanSection === null ? [] : [{ section: row.humanSection }]);
 
-/** Instants as the hot-path executor hands them out (ISO text). */
-export const instant = (text: string) => new Date(text);
-export const optionalInstant = (text: string | null) => (text === null ? null : new Date(text));
 
 /** A thread's page: its card, its people section and every version; two statements through the hot-path executor (see getPacket, ./packet-reads.ts). */
 export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
