@@ -147,18 +147,17 @@ export async function notifyStep(options: NotifierOptions = {}): Promise<NotifyS
     const webhooks: WebhookRow[] = await tx.webhook.findMany({ where: { enabled: true }, orderBy: { createdAt: "asc" } });
     let pending = 0;
     let suppressed = 0;
-    // The step's deliveries are written together at its end; the rate limit sees the ones it
-    // enqueued to send through this set (the rows before the step, through sentRecently).
+    // The step's deliveries are written together at its end: the rate limit's set holds the keys
+    // sent within the window before the step (sentRecently) and those this step enqueues to send.
     const deliveries: Prisma.WebhookDeliveryCreateManyInput[] = [];
     const rateLimitedThreads = notifications.filter(({ notification }) => NOTIFICATION_EVENT_INFO[notification.event].rateLimited).map(({ notification }) => notification.threadKey);
-    const recent = await sentRecently(tx, webhooks.map((webhook) => webhook.id), [...new Set(rateLimitedThreads)], now);
-    const sentInStep = new Set<string>();
+    const sent = await sentRecently(tx, webhooks.map((webhook) => webhook.id), [...new Set(rateLimitedThreads)], now);
     for (const { notification, at } of notifications) {
       for (const webhook of webhooks) {
         // A webhook hears of what happened after it was created, not of the backlog before it.
         if (webhook.createdAt.getTime() > at.getTime() || !subscribedEvents(webhook).includes(notification.event)) continue;
         const key = rateKey(webhook.id, notification.event, notification.threadKey);
-        const limited = NOTIFICATION_EVENT_INFO[notification.event].rateLimited && (sentInStep.has(key) || recent.has(key));
+        const limited = NOTIFICATION_EVENT_INFO[notification.event].rateLimited && sent.has(key);
         const id = nextDeliveryId(now);
         deliveries.push({
           id,
@@ -173,7 +172,7 @@ export async function notifyStep(options: NotifierOptions = {}): Promise<NotifyS
         if (limited) suppressed++;
         else {
           pending++;
-          sentInStep.add(key);
+          sent.add(key);
         }
       }
     }
