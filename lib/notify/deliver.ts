@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from "node:https";
 import ipaddr from "ipaddr.js";
 import { config } from "../server/config";
-import { database, inSqlTransaction, inTransaction, sqlExecutor } from "../db/client";
+import { inSqlTransaction, inTransaction, sqlExecutor } from "../db/client";
 import { Prisma } from "../generated/prisma/client";
 import { inChunks } from "../db/sql";
 import { startPollingLoop, type PollingLoop } from "./loop";
@@ -57,25 +57,21 @@ interface Outcome {
   error: string | null;
 }
 
-const dueWhere = (now: Date) => ({
-  status: "pending",
-  nextAttemptAt: { lte: now },
-  OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }],
-});
+/** A delivery to send now: pending, its time come, and not claimed (or its claim expired). The one spelling of "due". */
+const dueSql = (now: Date) => Prisma.sql`"status" = 'pending' AND "nextAttemptAt" <= ${now} AND ("lockedUntil" IS NULL OR "lockedUntil" < ${now})`;
 
 /** Claims up to `limit` due deliveries until `lease`. */
 async function claimDue(limit: number, now: Date, lease: Date): Promise<Claimed[]> {
   return inTransaction(async (tx) => {
-    const candidates = await tx.webhookDelivery.findMany({ where: dueWhere(now), orderBy: { nextAttemptAt: "asc" }, take: limit, select: { id: true } });
-    const won: string[] = [];
-    // The claim's one statement per delivery goes straight to the driver (raw SQL, the same
-    // condition as dueWhere): Prisma compiled the same update again for every delivery.
+    // Raw statements: Prisma compiled the same claim again for every delivery.
     const sql = await sqlExecutor(tx);
+    const candidates = await sql.query<{ id: string }>(
+      Prisma.sql`SELECT "id" FROM "WebhookDelivery" WHERE ${dueSql(now)} ORDER BY "nextAttemptAt" ASC LIMIT ${limit}`,
+    );
+    const won: string[] = [];
     for (const { id } of candidates) {
-      const claimed = await sql.execute(
-        Prisma.sql`UPDATE "WebhookDelivery" SET "lockedUntil" = ${lease}
-          WHERE "id" = ${id} AND "status" = 'pending' AND "nextAttemptAt" <= ${now} AND ("lockedUntil" IS NULL OR "lockedUntil" < ${now})`,
-      );
+      // Claimed only if still due: another instance may have claimed it since the read.
+      const claimed = await sql.execute(Prisma.sql`UPDATE "WebhookDelivery" SET "lockedUntil" = ${lease} WHERE "id" = ${id} AND ${dueSql(now)}`);
       if (claimed === 1) won.push(id);
     }
     // The claimed rows and their webhooks in two reads for the batch, not two per delivery.
@@ -203,7 +199,7 @@ export async function deliverStep(options: DeliveryWorkerOptions = {}): Promise<
   const retry = { retryDelaysMs: options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, jitter: options.jitter ?? RETRY_JITTER };
   const now = new Date();
   // A hint without a transaction (it may see uncommitted rows): most steps end here.
-  const due = await (await database()).webhookDelivery.findFirst({ where: dueWhere(now), select: { id: true } });
+  const [due] = await (await sqlExecutor()).query<{ id: string }>(Prisma.sql`SELECT "id" FROM "WebhookDelivery" WHERE ${dueSql(now)} LIMIT 1`);
   if (!due) return false;
   // The claim outlives the longest attempt, so it never expires while a request is still running.
   const claimed = await claimDue(limit, now, new Date(now.getTime() + timeoutMs + 60_000));
