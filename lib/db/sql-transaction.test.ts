@@ -54,6 +54,13 @@ function pending(thread: string, n: number): PendingPacket {
   return { packet, reports: [], source, receivedAt, bodyHash: "" };
 }
 
+/** A promise and the function that resolves it: one test step waits for another's. */
+function signal(): { happened: Promise<void>; fire: () => void } {
+  let fire!: () => void;
+  const happened = new Promise<void>((resolve) => (fire = resolve));
+  return { happened, fire };
+}
+
 const insertCursor = (sql: SqlExecutor, name: string, seq = 0) =>
   sql.execute(Prisma.sql`INSERT INTO "WorkerCursor" ("name", "seq") VALUES (${name}, ${seq})`);
 
@@ -125,10 +132,8 @@ describe("a transaction of raw statements", () => {
   });
 
   it("two writers ingesting one thread take turns", async () => {
-    let openGate!: () => void;
-    const gate = new Promise<void>((resolve) => (openGate = resolve));
-    let firstStored!: () => void;
-    const stored = new Promise<void>((resolve) => (firstStored = resolve));
+    const { happened: gate, fire: openGate } = signal();
+    const { happened: stored, fire: firstStored } = signal();
     const first = inSqlTransaction(async (sql) => {
       const result = await storeBatch(sql, [pending("one-thread", 1)]);
       firstStored();
@@ -159,8 +164,7 @@ describe("a transaction of raw statements", () => {
   // transaction, or its write would be rolled back with the other's.
   for (const [first, then] of [["raw", "orm"], ["orm", "raw"]] as const) {
     it(`${first === "raw" ? "a raw transaction and an ORM write" : "an ORM write and a raw transaction"} started together take turns: the one rolled back takes none of the other's rows`, async () => {
-      let wrote!: () => void;
-      const written = new Promise<void>((resolve) => (wrote = resolve));
+      const { happened: written, fire: wrote } = signal();
       // The first writes, yields to the event loop, writes again and fails: rolled back whole.
       const failing = async (write: (name: string) => Promise<unknown>) => {
         await write(`${first}-first-1`);
@@ -187,10 +191,8 @@ describe("a transaction of raw statements", () => {
   }
 
   it("a transaction whose work outlasts its timeout is rolled back at the timeout and refuses further statements", async () => {
-    let resume!: () => void;
-    const paused = new Promise<void>((resolve) => (resume = resolve));
-    let wrote!: () => void;
-    const written = new Promise<void>((resolve) => (wrote = resolve));
+    const { happened: paused, fire: resume } = signal();
+    const { happened: written, fire: wrote } = signal();
     const slow = inSqlTransaction(
       async (sql) => {
         await insertCursor(sql, "slow");
@@ -232,10 +234,8 @@ describe.runIf(!testsRunOnPostgresql())("a transaction of raw statements on SQLi
 
 describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on PostgreSQL", () => {
   it("a write outside the ledger does not wait for the writers' lock", async () => {
-    let openGate!: () => void;
-    const gate = new Promise<void>((resolve) => (openGate = resolve));
-    let locked!: () => void;
-    const holding = new Promise<void>((resolve) => (locked = resolve));
+    const { happened: gate, fire: openGate } = signal();
+    const { happened: holding, fire: locked } = signal();
     const ledgerWriter = inSqlTransaction(async (sql) => {
       await insertCursor(sql, "ledger-writer");
       locked();
