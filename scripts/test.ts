@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
+import { createWriteStream, mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../testing/postgresql";
 
@@ -19,18 +19,39 @@ interface Step {
 
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
+/**
+ * Each step runs under a shell whose `times` gives the CPU its processes used (user + system,
+ * every descendant that was waited for: servers and browsers too, not a PostgreSQL server's
+ * backends). On two cores the run's length is about the sum of these over two.
+ */
+const CPU_WRAPPER = '"$@"; code=$?; times > "$BATON_STEP_TIMES"; exit $code';
+function cpuSeconds(file: string): string {
+  try {
+    const children = readFileSync(file, "utf8").trim().split("\n")[1] ?? "";
+    const total = [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce((sum, [, m, s]) => sum + Number(m) * 60 + Number(s), 0);
+    return `${total.toFixed(1)} CPU-s`;
+  } catch {
+    return "CPU unknown";
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
 function runStep(step: Step): Promise<number> {
   const started = Date.now();
   const log = path.join(LOGS, `${step.name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.log`);
+  const times = `${log}.times`;
   const out = createWriteStream(log);
   return new Promise((resolve) => {
-    const [command, ...args] = step.command;
-    const child = spawn(command!, args, { env: { ...process.env, ...step.env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", ["-c", CPU_WRAPPER, "step", ...step.command], {
+      env: { ...process.env, ...step.env, BATON_STEP_TIMES: times },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stdout.pipe(out, { end: false });
     child.stderr.pipe(out, { end: false });
     const finish = (status: number) => {
       out.end(() => {
-        process.stdout.write(`\n---- ${step.name}: ${status === 0 ? "passed" : `FAILED (exit ${status})`} in ${seconds(started)}; output follows (${path.relative(process.cwd(), log)})\n`);
+        process.stdout.write(`\n---- ${step.name}: ${status === 0 ? "passed" : `FAILED (exit ${status})`} in ${seconds(started)} (${cpuSeconds(times)}); output follows (${path.relative(process.cwd(), log)})\n`);
         process.stdout.write(readFileSync(log, "utf8"));
         process.stdout.write(`---- end of ${step.name}\n`);
         resolve(status);
