@@ -81,18 +81,22 @@ export async function migratedTemplate(version: string, migrate: (url: string) =
   }
 }
 
-/** A statement that can fail for a moment (a template copied while autovacuum looks at it): a few tries. */
+/** PostgreSQL's "source database is being accessed by other users" (SQLSTATE object_in_use). */
+const OBJECT_IN_USE = "55006";
+
+/**
+ * CREATE DATABASE from a template fails for a moment while another session (autovacuum) is on
+ * the template: a few tries for that error alone; any other fails at once.
+ */
 async function withRetries(work: () => Promise<void>): Promise<void> {
-  let lastError: unknown;
-  for (let attempt = 0; attempt < 10; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (error) {
-      lastError = error;
+      if (attempt === 10 || (error as { code?: string }).code !== OBJECT_IN_USE) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
-  throw lastError;
 }
 
 /**
