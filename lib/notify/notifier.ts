@@ -4,7 +4,7 @@ import { inSqlStatements, inTransaction, sqlExecutor, type Tx } from "../db/clie
 import { Prisma } from "../generated/prisma/client";
 import { inChunks } from "../db/sql";
 import { newId } from "../db/ids";
-import { announceLedger } from "../events/bus";
+import { announceLedger, onLedger } from "../events/bus";
 import { appendLedgerEvents } from "../events/ledger";
 import { readVersionVerdicts } from "../views/verdict/version";
 import { deriveNotifications, type Derivation } from "./derive";
@@ -247,18 +247,28 @@ async function ledgerHead(): Promise<number> {
 
 /** Starts the notifier loop: a step on every in-process ledger announcement and every `intervalMs`. */
 export function startWebhookNotifier(options: NotifierOptions = {}): PollingLoop {
-  // Up to the cursor this instance saw, an idle check costs one read and no transaction.
+  // Up to the cursor this instance saw, an idle check costs one read and no transaction. After an
+  // in-process announcement there is something new for sure: the step goes ahead without it.
   let handledUpTo = -1;
-  return startPollingLoop({
+  let announced = false;
+  const stopListening = onLedger(() => (announced = true));
+  const loop = startPollingLoop({
     name: "webhook notifier",
     intervalMs: options.intervalMs ?? NOTIFIER_INTERVAL_MS,
     wakeOnLedger: true,
     step: async () => {
-      const head = await ledgerHead();
-      if (head <= handledUpTo) return false;
+      if (!announced && (await ledgerHead()) <= handledUpTo) return false;
+      announced = false;
       const step = await notifyStep(options);
       handledUpTo = step.cursor;
       return step.more;
     },
   });
+  return {
+    wake: loop.wake,
+    async stop() {
+      stopListening();
+      await loop.stop();
+    },
+  };
 }
