@@ -1,10 +1,10 @@
 import "server-only";
 import { config } from "../server/config";
-import { database, inTransaction, sqlExecutor, type Tx } from "../db/client";
+import { inSqlStatements, inTransaction, sqlExecutor, type Tx } from "../db/client";
 import { Prisma } from "../generated/prisma/client";
 import { inChunks } from "../db/sql";
 import { newId } from "../db/ids";
-import { announceLedger } from "../events/bus";
+import { announceLedger, onLedger } from "../events/bus";
 import { appendLedgerEvents } from "../events/ledger";
 import { readVersionVerdicts } from "../views/verdict/version";
 import { deriveNotifications, type Derivation } from "./derive";
@@ -128,9 +128,45 @@ async function sentRecently(tx: Tx, webhookIds: readonly string[], threadKeys: r
   return new Set(rows.map((row) => rateKey(row.webhookId, row.event, row.threadKey)));
 }
 
+/** Nothing can come of the next events: no enabled webhook, and no resolved risk that could regress (deriveNotifications' reads). */
+const NOTHING_TO_DERIVE = Prisma.sql`NOT EXISTS (SELECT 1 FROM "Webhook" WHERE "enabled") AND NOT EXISTS (SELECT 1 FROM "RiskTriage" WHERE "state" = 'resolved')`;
+
+/**
+ * A step while nothing can come of the ledger's events (no enabled webhook, no resolved risk):
+ * the cursor moves past the next batch, as the full step would, without its two serialised
+ * transactions (docs/decisions/089-notifier-without-webhooks.md). A webhook created later still
+ * hears only of what happened after it. Null when the full step must run: a webhook or a
+ * resolved risk exists, the cursor is not stored yet, or it moved meanwhile.
+ */
+async function stepWithNothingToDerive(batchSize: number): Promise<NotifyStepResult | null> {
+  return inSqlStatements(async (sql) => {
+    // One statement, so one snapshot: the batch's events are committed ones, in seq order
+    // (ledger writers commit one at a time: docs/decisions/023-postgresql.md, 6).
+    const [read] = await sql.query<{ cursor: number | bigint | null; events: number | bigint; last: number | bigint | null; idle: number | bigint }>(
+      Prisma.sql`WITH "cursor" AS (SELECT "seq" FROM "WorkerCursor" WHERE "name" = ${NOTIFIER_CURSOR}),
+          "batch" AS (SELECT "seq" FROM "LedgerEvent" WHERE "seq" > (SELECT "seq" FROM "cursor") ORDER BY "seq" LIMIT ${batchSize})
+        SELECT (SELECT "seq" FROM "cursor") AS "cursor", (SELECT count(*) FROM "batch") AS "events", (SELECT max("seq") FROM "batch") AS "last",
+          CASE WHEN ${NOTHING_TO_DERIVE} THEN 1 ELSE 0 END AS "idle"`,
+    );
+    if (read?.cursor == null) return null;
+    const cursor = Number(read.cursor);
+    const events = Number(read.events);
+    if (!events) return { ...IDLE, cursor };
+    if (!Number(read.idle) || read.last === null) return null;
+    const last = Number(read.last);
+    const moved = await sql.execute(
+      Prisma.sql`UPDATE "WorkerCursor" SET "seq" = ${last} WHERE "name" = ${NOTIFIER_CURSOR} AND "seq" = ${cursor} AND ${NOTHING_TO_DERIVE}`,
+    );
+    if (moved !== 1) return null;
+    return { ...IDLE, processed: events, more: events === batchSize, cursor: last };
+  });
+}
+
 /** One step: the next batch of ledger events becomes deliveries. Exported for tests; the loop calls it. */
 export async function notifyStep(options: NotifierOptions = {}): Promise<NotifyStepResult> {
   const batchSize = options.batchSize ?? NOTIFIER_BATCH;
+  const withNothingToDerive = await stepWithNothingToDerive(batchSize);
+  if (withNothingToDerive) return withNothingToDerive;
   const publicUrl = options.publicUrl ?? config().BATON_PUBLIC_URL;
   const read = await readStep(batchSize);
   if (!read.rows.length) return { ...IDLE, cursor: read.cursor };
@@ -205,24 +241,34 @@ export async function notifyUntilIdle(options: NotifierOptions = {}): Promise<No
 
 /** The highest ledger seq, read without a transaction: only a hint of whether there is anything to do. */
 async function ledgerHead(): Promise<number> {
-  const head = await (await database()).ledgerEvent.aggregate({ _max: { seq: true } });
-  return head._max.seq ?? 0;
+  const [head] = await (await sqlExecutor()).query<{ head: number | null }>(Prisma.sql`SELECT max("seq") AS "head" FROM "LedgerEvent"`);
+  return Number(head?.head ?? 0);
 }
 
 /** Starts the notifier loop: a step on every in-process ledger announcement and every `intervalMs`. */
 export function startWebhookNotifier(options: NotifierOptions = {}): PollingLoop {
-  // Up to the cursor this instance saw, an idle check costs one read and no transaction.
+  // Up to the cursor this instance saw, an idle check costs one read and no transaction. After an
+  // in-process announcement there is something new for sure: the step goes ahead without it.
   let handledUpTo = -1;
-  return startPollingLoop({
+  let announced = false;
+  const stopListening = onLedger(() => (announced = true));
+  const loop = startPollingLoop({
     name: "webhook notifier",
     intervalMs: options.intervalMs ?? NOTIFIER_INTERVAL_MS,
     wakeOnLedger: true,
     step: async () => {
-      const head = await ledgerHead();
-      if (head <= handledUpTo) return false;
+      if (!announced && (await ledgerHead()) <= handledUpTo) return false;
+      announced = false;
       const step = await notifyStep(options);
       handledUpTo = step.cursor;
       return step.more;
     },
   });
+  return {
+    wake: loop.wake,
+    async stop() {
+      stopListening();
+      await loop.stop();
+    },
+  };
 }

@@ -8,7 +8,8 @@ import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { ingestPacket } from "../../ingest/ingest";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { threadFiltersSchema } from "../../views/threads/filters";
-import { HEARTBEAT_LEDGER_INTERVAL_MS, SESSION_EVENT_MAX_FUTURE_MS, type SessionEventResultDto } from "./session-events";
+import { statementsOf } from "@/testing/count-statements";
+import { HEARTBEAT_LEDGER_INTERVAL_MS, recordSessionEvent, SESSION_EVENT_MAX_FUTURE_MS, type SessionEventResultDto } from "./session-events";
 
 freshDatabaseForThisFile();
 
@@ -262,5 +263,45 @@ describe("heartbeats and the writers' turn (PostgreSQL's advisory lock)", () => 
     release();
     await writer;
     expect((await expectAnswer(await started, 200)).recorded).toBe(true);
+  });
+});
+
+describe("a quiet heartbeat (one that records no ledger event)", () => {
+  it("is one statement on PostgreSQL: the thread's checks, the minute's rule and the update together", async () => {
+    const key = await threadWithPacket("one-statement");
+    expect((await expectAnswer(await post(key, { kind: "heartbeat", at: ago(2_000) }), 200)).recorded).toBe(true);
+    let answer!: SessionEventResultDto;
+    const statements = await statementsOf(async () => (answer = await recordSessionEvent(key, { kind: "heartbeat", at: ago(1_000) }, { actor: "agent-7" })));
+    expect(answer).toMatchObject({ applied: true, recorded: false, column: "running" });
+    expect(await lastSession(key)).toEqual({ kind: "heartbeat", at: answer.at });
+    // SQLite keeps three in-process statements (the latest event, then the thread and its update) in a transaction.
+    expect(statements).toBe(testsRunOnPostgresql() ? 1 : 5);
+    // Older than the stored report: not applied, and the answer still places the card.
+    const older = await recordSessionEvent(key, { kind: "heartbeat", at: ago(3_000) }, { actor: "agent-7" });
+    expect(older).toMatchObject({ applied: false, recorded: false, column: "running" });
+    expect(await lastSession(key)).toEqual({ kind: "heartbeat", at: answer.at });
+  });
+
+  it("from a token of another project is refused before anything is written", async () => {
+    const key = await threadWithPacket("bound", { project: "beta" });
+    const recorded = await expectAnswer(await post(key, { kind: "heartbeat", at: ago(2_000) }), 200);
+    expect(recorded.recorded).toBe(true);
+    await expect(recordSessionEvent(key, { kind: "heartbeat", at: ago(1_000) }, { actor: "agent-7", project: "alpha" })).rejects.toMatchObject({
+      code: "forbidden",
+      details: { thread_key: key, thread_project: "beta", token_project: "alpha" },
+    });
+    expect(await lastSession(key)).toEqual({ kind: "heartbeat", at: recorded.at });
+    const own = await recordSessionEvent(key, { kind: "heartbeat", at: ago(1_000) }, { actor: "agent-7", project: "beta" });
+    expect(own).toMatchObject({ applied: true, recorded: false });
+    const unbound = await threadWithPacket("no-project");
+    await post(unbound, { kind: "heartbeat", at: ago(2_000) });
+    await expect(recordSessionEvent(unbound, { kind: "heartbeat" }, { actor: "agent-7", project: "beta" })).rejects.toMatchObject({ code: "forbidden" });
+  });
+
+  it("on a thread without a packet is the same 404", async () => {
+    await expect(recordSessionEvent("watchdog/no-such-thread", { kind: "heartbeat" }, { actor: "agent-7" })).rejects.toMatchObject({
+      code: "not_found",
+      message: expect.stringMatching(/first packet/),
+    });
   });
 });

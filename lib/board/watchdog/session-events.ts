@@ -4,7 +4,7 @@ import { z } from "zod";
 import { loadBoard } from "../board";
 import { COLUMNS, sessionAtWork } from "../columns";
 import { config } from "../../server/config";
-import { inSqlStatements, inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
+import { databaseDialect, inSqlStatements, inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import { isoTime } from "../../core/iso-time";
 import { Prisma, type Thread } from "../../generated/prisma/client";
@@ -89,6 +89,11 @@ async function activeThread(sql: SqlExecutor, threadKey: string, project: string
   const [thread] = await sql.query<ThreadRow>(
     Prisma.sql`SELECT "id", "activeVersionId", "project", "archived", "activeReceivedAt", "lastSessionKind", "lastSessionAt" FROM "Thread" WHERE "key" = ${threadKey}`,
   );
+  return reportableThread(thread, threadKey, project);
+}
+
+/** The rules of activeThread, on a thread row however it was read. */
+function reportableThread(thread: ThreadRow | undefined, threadKey: string, project: string | null | undefined): ThreadRow & { activeVersionId: string } {
   if (!thread?.activeVersionId) {
     throw new BatonError(
       "not_found",
@@ -108,8 +113,10 @@ async function heartbeatRecordedJustBefore(sql: SqlExecutor, threadKey: string, 
   return latest?.kind === "heartbeat" && new Date(latest.at).getTime() > at.getTime() - HEARTBEAT_LEDGER_INTERVAL_MS;
 }
 
+type SessionWrite = { applied: boolean; recorded: boolean; thread: ThreadRow; lastSession: SessionAtWorkInput["lastSession"] };
+
 /**
- * Records a session report in one transaction (a quiet heartbeat: inSqlStatements): the
+ * Records a session report in one transaction (a quiet heartbeat: quietHeartbeat): the
  * thread's last session (only when this report is not older than the stored one) and a ledger event.
  * Answers with the thread's column, placed by the board's own rules.
  */
@@ -120,14 +127,37 @@ export async function recordSessionEvent(
 ): Promise<SessionEventResultDto> {
   const now = options.now ?? new Date();
   const at = reportTime(request, now);
-  // Most heartbeats record no ledger event (one a minute per thread): they update the thread's
-  // last session without waiting for the writers' turn, which every packet takes (issue 15:
-  // 50 heartbeats/s queued behind it on PostgreSQL), and without a transaction of their own
-  // where the database allows (its two statements are each safe alone and again: inSqlStatements).
-  // The check is repeated in turn below.
-  const quiet = request.kind === "heartbeat" && (await heartbeatRecordedJustBefore(await sqlExecutor(), threadKey, at));
-  const write = async (sql: SqlExecutor) => {
-    const thread = await activeThread(sql, threadKey, options.project);
+  const session = { threadKey, request, at, now, actor: options.actor, project: options.project };
+  const quiet = request.kind === "heartbeat" ? await quietHeartbeat(session) : null;
+  // The check of quietHeartbeat is repeated in turn here (another heartbeat may have recorded since).
+  const { applied, recorded, thread, lastSession } = quiet ?? (await inSqlTransaction(writeSession(session, { quiet: false })));
+  if (recorded) announceLedger();
+  const card = Number(thread.archived) ? null : (atWork(thread, lastSession, now.getTime()) ?? (await findPlacedCard(threadKey, now.getTime())));
+  return sessionEventResultDto.parse({
+    thread_key: threadKey,
+    kind: request.kind,
+    at: at.toISOString(),
+    applied,
+    recorded,
+    column: card?.column ?? null,
+    column_reason: card?.column_reason ?? null,
+  });
+}
+
+interface SessionReport {
+  threadKey: string;
+  request: SessionEventRequest;
+  at: Date;
+  now: Date;
+  actor: string;
+  project: string | null | undefined;
+}
+
+/** The thread's checks, its last session's update and (unless quiet) the ledger event, on `sql`. */
+function writeSession(report: SessionReport, { quiet }: { quiet: boolean }) {
+  const { threadKey, request, at, now } = report;
+  return async (sql: SqlExecutor): Promise<SessionWrite> => {
+    const thread = await activeThread(sql, threadKey, report.project);
     const changed = await sql.execute(
       Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
         WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
@@ -144,7 +174,7 @@ export async function recordSessionEvent(
             kind: request.kind,
             threadKey,
             versionId: thread.activeVersionId,
-            actor: options.actor,
+            actor: report.actor,
             // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
             data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
             at,
@@ -155,18 +185,54 @@ export async function recordSessionEvent(
     }
     return { applied: changed === 1, recorded: record, thread, lastSession };
   };
-  const { applied, recorded, thread, lastSession } = await (quiet ? inSqlStatements(write) : inSqlTransaction(write));
-  if (recorded) announceLedger();
-  const card = Number(thread.archived) ? null : (atWork(thread, lastSession, now.getTime()) ?? (await findPlacedCard(threadKey, now.getTime())));
-  return sessionEventResultDto.parse({
-    thread_key: threadKey,
-    kind: request.kind,
-    at: at.toISOString(),
-    applied,
-    recorded,
-    column: card?.column ?? null,
-    column_reason: card?.column_reason ?? null,
-  });
+}
+
+/**
+ * Most heartbeats record no ledger event (one a minute per thread): they update the thread's
+ * last session without waiting for the writers' turn, which every packet takes (issue 15:
+ * 50 heartbeats/s queued behind it on PostgreSQL), and without a transaction of their own where
+ * the database allows (inSqlStatements). Null when a ledger event is due: nothing was written.
+ */
+async function quietHeartbeat(report: SessionReport): Promise<SessionWrite | null> {
+  if (databaseDialect() === "postgresql") return quietHeartbeatInOneStatement(report);
+  // SQLite's statements run in this process: three cost less than one round trip's wait elsewhere.
+  if (!(await heartbeatRecordedJustBefore(await sqlExecutor(), report.threadKey, report.at))) return null;
+  return inSqlStatements(writeSession(report, { quiet: true }));
+}
+
+/**
+ * A quiet heartbeat on PostgreSQL in one statement (issue 15: three round trips, each waiting for
+ * a pooled connection under load; docs/decisions/088-one-statement-quiet-heartbeat.md). It updates
+ * the thread only when every rule of writeSession allows: the thread has a packet, is of the
+ * token's project (threadOutsideProject's equality), its latest ledger event is a heartbeat from
+ * less than a minute before, and the report is not older than the stored one. The thread row it
+ * returns is read before the update (as activeThread reads it) and judged by reportableThread.
+ */
+async function quietHeartbeatInOneStatement(report: SessionReport): Promise<SessionWrite | null> {
+  const { threadKey, at, project } = report;
+  const since = new Date(at.getTime() - HEARTBEAT_LEDGER_INTERVAL_MS);
+  const [row] = await inSqlStatements((sql) =>
+    sql.query<ThreadRow & { quiet: number; changed: number }>(
+      Prisma.sql`WITH "quiet" AS (
+          SELECT 1 FROM (SELECT "kind", "at" FROM "LedgerEvent" WHERE "threadKey" = ${threadKey} ORDER BY "seq" DESC LIMIT 1) AS "latest"
+          WHERE "kind" = 'heartbeat' AND "at" > ${since}
+        ), "updated" AS (
+          UPDATE "Thread" SET "lastSessionKind" = 'heartbeat', "lastSessionAt" = ${at}
+          WHERE "key" = ${threadKey} AND "activeVersionId" IS NOT NULL AND EXISTS (SELECT 1 FROM "quiet")
+            ${project ? Prisma.sql`AND "project" = ${project}` : Prisma.empty}
+            AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})
+          RETURNING 1
+        )
+        SELECT "id", "activeVersionId", "project", "archived", "activeReceivedAt", "lastSessionKind", "lastSessionAt",
+          EXISTS (SELECT 1 FROM "quiet") AS "quiet", (SELECT count(*) FROM "updated") AS "changed"
+        FROM "Thread" WHERE "key" = ${threadKey}`,
+    ),
+  );
+  // The same refusals as writeSession's (404, another project's thread): the statement wrote nothing then.
+  const thread = reportableThread(row, threadKey, project);
+  if (!row!.quiet) return null;
+  const applied = Number(row!.changed) === 1;
+  return { applied, recorded: false, thread, lastSession: applied ? { kind: "heartbeat", at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt) };
 }
 
 const NO_FILTERS = threadFiltersSchema.parse({});

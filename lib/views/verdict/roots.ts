@@ -33,7 +33,6 @@ export function placeOf(version: VersionPlaceRow): { sourcePath: string | null; 
 }
 
 /** A version's attached reports (PacketReport rows) as the verdict reader takes them. */
-export const attachedReportsSelect = { select: { ref: true, json: true } } as const;
 export function attachedReportsOf(rows: readonly { ref: string; json: string }[]): ReadonlyMap<string, string> {
   return new Map(rows.map((row) => [row.ref, row.json]));
 }

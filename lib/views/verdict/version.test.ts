@@ -47,6 +47,18 @@ describe("a new version's verdict, read at ingest", () => {
     expect(reading.pointers.map((pointer) => [pointer.status, pointer.from])).toEqual([["ok", "attached"]]);
   });
 
+  it("read afresh together, each version with its own reports", async () => {
+    const ref = "outputs/verification/T-1.json";
+    const sent = await ingestPacket(routinePacket({ thread: "fresh-attached" }), { ...http, reports: [{ ref, report: { passed: false, failures: ["unit"] } }] });
+    const plain = await ingestPacket(routinePacket({ thread: "fresh-plain", verdict: { passed: true } }), http);
+    clearVerdictCache();
+    const readings = await readVersionVerdicts([sent.packet_id, plain.packet_id]);
+    expect(readings.get(sent.packet_id)!.pointers.map((pointer) => [pointer.status, pointer.from])).toEqual([["ok", "attached"]]);
+    expect(readings.get(sent.packet_id)!.summary.state).toBe("fail");
+    // The same pointer, but no report of its own: the other version's is not read for it.
+    expect(readings.get(plain.packet_id)!.pointers.map((pointer) => pointer.from)).not.toContain("attached");
+  });
+
   it("a watched file's report in its workspace", async () => {
     const sourcePath = path.join(ws.root, "outputs", "handoff", "s-1", "handoff.json");
     const packet = routinePacket({ thread: "prime-file", verdict_pointer: "outputs/verification/T-9.json" });

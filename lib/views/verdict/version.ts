@@ -1,11 +1,12 @@
 import "server-only";
-import { database } from "../../db/client";
+import { database, sqlExecutor } from "../../db/client";
+import { Prisma } from "../../generated/prisma/client";
 import { inChunks } from "../../db/sql";
 import type { CanonicalPacket } from "../../contract/canonical";
 import type { VerdictPointer } from "./read";
 import { peekVerdictCached, readVerdictCached, verdictPlaceKey } from "./cache";
 import type { VerdictReadingDto } from "./dto";
-import { attachedReportsOf, attachedReportsSelect, placeOf, versionPlaceSelect, workspaceRootsFor, type VersionPlaceRow } from "./roots";
+import { attachedReportsOf, placeOf, versionPlaceSelect, workspaceRootsFor, type VersionPlaceRow } from "./roots";
 import { config } from "../../server/config";
 
 /**
@@ -55,19 +56,29 @@ export async function readVerdictsAt(places: readonly VersionPlace[], options: {
     else misses.push({ id: version.id, roots });
   }
   if (!misses.length) return readings;
-  const db = await database();
   const rootsOf = new Map(misses.map((miss) => [miss.id, miss.roots]));
-  const versions = await inChunks(
-    misses.map((miss) => miss.id),
-    (chunk) => db.packetVersion.findMany({ where: { id: { in: chunk } }, select: { id: true, canonicalJson: true, reports: attachedReportsSelect } }),
-  );
+  // Raw statements (a new version is always a miss: every placement of a fresh packet reads here).
+  const sql = await sqlExecutor();
+  const ids = misses.map((miss) => miss.id);
+  const [versions, reports] = await Promise.all([
+    inChunks(ids, (chunk) => sql.query<{ id: string; canonicalJson: string }>(Prisma.sql`SELECT "id", "canonicalJson" FROM "PacketVersion" WHERE "id" IN (${Prisma.join(chunk)})`)),
+    inChunks(ids, (chunk) =>
+      sql.query<{ versionId: string; ref: string; json: string }>(Prisma.sql`SELECT "versionId", "ref", "json" FROM "PacketReport" WHERE "versionId" IN (${Prisma.join(chunk)})`),
+    ),
+  ]);
+  const reportsOf = new Map<string, { ref: string; json: string }[]>();
+  for (const report of reports) {
+    const list = reportsOf.get(report.versionId) ?? [];
+    list.push(report);
+    reportsOf.set(report.versionId, list);
+  }
   await Promise.all(
     versions.map(async (version) => {
       const canonical = JSON.parse(version.canonicalJson) as CanonicalPacket;
       const reading = await readVerdictCached(version.id, canonical.verdict_pointer, rootsOf.get(version.id)!, {
         fresh: options.fresh,
         inlineVerdict: canonical.verdict,
-        attached: attachedReportsOf(version.reports),
+        attached: attachedReportsOf(reportsOf.get(version.id) ?? []),
       });
       readings.set(version.id, reading);
     }),
