@@ -36,21 +36,11 @@ const appSpecs = readdirSync("e2e").filter((file) => file.endsWith(".spec.ts")).
  */
 const PART = process.env.BATON_E2E_PART;
 const SERVERS_OF_THEIR_OWN = PART === "servers" && !ON_POSTGRESQL;
-/**
- * BATON_E2E_HALF=1 or 2 splits a pass's app specs (the suite's server's) further in two processes
- * with a server and a database each (scripts/test.ts, when both passes run): the specs mostly
- * wait on servers, pages and streams, so a core would otherwise idle
- * (docs/decisions/090-browser-specs-in-halves.md). The first half's, per pass, measured to last
- * about as long as the rest; a new spec joins the second half.
- */
-const HALF = process.env.BATON_E2E_HALF;
-const FIRST_HALF = ["board", "cli", "accounts", "api", "mcp", "home", "timeline", "hostile-content", "arrival-order", "questions", "wait"];
-const otherHalf = HALF === "1" ? appSpecs.filter((spec) => !FIRST_HALF.includes(spec)) : HALF === "2" ? FIRST_HALF : [];
 const ignored = ON_POSTGRESQL
-  ? [...OWN_PROJECTS, ...SQLITE_SERVERS, ...otherHalf, ...(BOTH_PASSES ? appSpecs.filter((spec) => !ON_POSTGRESQL_WHEN_BOTH.includes(spec)) : [])]
+  ? [...OWN_PROJECTS, ...SQLITE_SERVERS, ...(BOTH_PASSES ? appSpecs.filter((spec) => !ON_POSTGRESQL_WHEN_BOTH.includes(spec)) : [])]
   : PART === "servers"
     ? [...OWN_PROJECTS, ...appSpecs.filter((spec) => !SQLITE_SERVERS.includes(spec))]
-    : [...OWN_PROJECTS, "instances", ...otherHalf, ...(BOTH_PASSES ? ON_POSTGRESQL_WHEN_BOTH : []), ...(PART === "rest" ? SQLITE_SERVERS : [])];
+    : [...OWN_PROJECTS, "instances", ...(BOTH_PASSES ? ON_POSTGRESQL_WHEN_BOTH : []), ...(PART === "rest" ? SQLITE_SERVERS : [])];
 const APP_IGNORE = new RegExp(`(^|/)(${ignored.join("|")})\\.spec\\.ts$`);
 
 export default defineConfig({

@@ -2,17 +2,14 @@ import { spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../testing/postgresql";
-import {
-  OWN_SERVERS_RESULTS,
-  POSTGRESQL_RESULTS as PG_RESULTS,
-  POSTGRESQL_SECOND_HALF_RESULTS,
-  SQLITE_SECOND_HALF_RESULTS,
-} from "./test-reports";
 
 // `npm test`: Vitest beside the build, then Playwright, each on SQLite and (with BATON_TEST_POSTGRESQL_URL)
 // PostgreSQL at once; a log per step, printed whole so passes never interleave (docs/testing.md).
 
 const LOGS = path.resolve("test-results", "logs");
+const PG_RESULTS = "test-results/postgresql";
+/** The SQLite pass's specs with servers of their own, when both passes run (playwright.config.ts BATON_E2E_PART). */
+const OWN_SERVERS_RESULTS = "test-results/own-servers";
 
 interface Step {
   name: string;
@@ -98,42 +95,36 @@ if (!onPostgresql && only !== "sqlite") {
 }
 const postgresqlEnv = { BATON_TEST_DATABASE: "postgresql", BATON_RELIABILITY_DIR: path.resolve(PG_RESULTS, "reliability") };
 
-type TestDatabase = Awaited<ReturnType<typeof createPostgresqlDatabase>>;
-// The end-to-end passes start once the build and the unit tests are done.
-const e2eDatabases: TestDatabase[] = [];
+// The end-to-end passes start as soon as the build is done, while Vitest may still run.
+let e2eDatabase: Awaited<ReturnType<typeof createPostgresqlDatabase>> | null = null;
 const endToEnd = async (): Promise<Step[]> => {
-  const playwright = ["npx", "playwright", "test"];
-  if (!onPostgresql) return onSqlite ? [{ name: "Playwright on SQLite", command: playwright }] : [];
-  // One database per process: each half of the PostgreSQL pass has a server of its own.
-  e2eDatabases.push(await createPostgresqlDatabase("baton_e2e"), await createPostgresqlDatabase("baton_e2e_second_half"));
-  const [first, second] = e2eDatabases as [TestDatabase, TestDatabase];
-  const onPg = (database: TestDatabase) => ({ ...postgresqlEnv, BATON_E2E_DATABASE_URL: database.url });
-  const postgresqlSteps: Step[] = [
-    { name: "Playwright on PostgreSQL, first half", command: playwright, env: { ...onPg(first), BATON_E2E_HALF: "1", BATON_E2E_RESULTS: PG_RESULTS, BATON_E2E_PORT: "3211" } },
-    {
-      name: "Playwright on PostgreSQL, second half",
-      command: playwright,
-      env: { ...onPg(second), BATON_E2E_HALF: "2", BATON_E2E_RESULTS: POSTGRESQL_SECOND_HALF_RESULTS, BATON_E2E_PORT: "3214" },
-    },
-  ];
-  if (!onSqlite) return postgresqlSteps;
-  // Both passes: each spec runs in one of them (playwright.config.ts, decision 049); the SQLite pass's specs
-  // that start servers of their own run in a process beside them, and each pass's other specs in two halves
-  // with a server each (decision 090): five processes that mostly wait.
-  const both = { BATON_E2E_BOTH_PASSES: "1" };
+  e2eDatabase = onPostgresql ? await createPostgresqlDatabase("baton_e2e") : null;
+  // Both passes: the browser's specs run in one of them (playwright.config.ts, decision 049).
+  const both: Record<string, string> = onSqlite && e2eDatabase ? { BATON_E2E_BOTH_PASSES: "1" } : {};
+  // Both passes: the SQLite pass's specs that start servers of their own run in a third process beside it.
+  const sqliteParts: Step[] = !onSqlite
+    ? []
+    : e2eDatabase
+      ? [
+          { name: "Playwright on SQLite", command: ["npx", "playwright", "test"], env: { ...both, BATON_E2E_PART: "rest" } },
+          {
+            name: "Playwright on SQLite, own servers",
+            command: ["npx", "playwright", "test"],
+            env: { BATON_E2E_PART: "servers", BATON_E2E_RESULTS: OWN_SERVERS_RESULTS, BATON_E2E_PORT: "3212" },
+          },
+        ]
+      : [{ name: "Playwright on SQLite", command: ["npx", "playwright", "test"] }];
   return [
-    { name: "Playwright on SQLite, first half", command: playwright, env: { ...both, BATON_E2E_PART: "rest", BATON_E2E_HALF: "1" } },
-    {
-      name: "Playwright on SQLite, second half",
-      command: playwright,
-      env: { ...both, BATON_E2E_PART: "rest", BATON_E2E_HALF: "2", BATON_E2E_RESULTS: SQLITE_SECOND_HALF_RESULTS, BATON_E2E_PORT: "3213" },
-    },
-    {
-      name: "Playwright on SQLite, own servers",
-      command: playwright,
-      env: { BATON_E2E_PART: "servers", BATON_E2E_RESULTS: OWN_SERVERS_RESULTS, BATON_E2E_PORT: "3212" },
-    },
-    ...postgresqlSteps.map((step) => ({ ...step, env: { ...step.env, ...both } })),
+    ...sqliteParts,
+    ...(e2eDatabase
+      ? [
+          {
+            name: "Playwright on PostgreSQL",
+            command: ["npx", "playwright", "test"],
+            env: { ...postgresqlEnv, ...both, BATON_E2E_DATABASE_URL: e2eDatabase.url, BATON_E2E_RESULTS: PG_RESULTS, BATON_E2E_PORT: "3211" },
+          },
+        ]
+      : []),
   ];
 };
 
@@ -157,7 +148,7 @@ try {
   ]);
   failures = unit + e2e;
 } finally {
-  await Promise.all(e2eDatabases.map((database) => database.drop()));
+  await (e2eDatabase as Awaited<ReturnType<typeof createPostgresqlDatabase>> | null)?.drop();
 }
 console.log(`\nnpm test: ${failures ? `${failures} step(s) failed` : "every step passed"} in ${seconds(started)}`);
 process.exit(failures ? 1 : 0);
