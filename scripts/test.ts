@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../testing/postgresql";
+import { stepCpu } from "./step-cpu";
 
 // `npm test`: Vitest beside the build, then Playwright, each on SQLite and (with BATON_TEST_POSTGRESQL_URL)
 // PostgreSQL at once; a log per step, printed whole so passes never interleave (docs/testing.md).
@@ -19,39 +20,25 @@ interface Step {
 
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
-/**
- * Each step runs under a shell whose `times` gives the CPU its processes used (user + system,
- * every descendant that was waited for: servers and browsers too, not a PostgreSQL server's
- * backends). On two cores the run's length is about the sum of these over two.
- */
-const CPU_WRAPPER = '"$@"; code=$?; times > "$BATON_STEP_TIMES"; exit $code';
-function cpuSeconds(file: string): string {
-  try {
-    const children = readFileSync(file, "utf8").trim().split("\n")[1] ?? "";
-    const total = [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce((sum, [, m, s]) => sum + Number(m) * 60 + Number(s), 0);
-    return `${total.toFixed(1)} CPU-s`;
-  } catch {
-    return "CPU unknown";
-  } finally {
-    rmSync(file, { force: true });
-  }
-}
-
 function runStep(step: Step): Promise<number> {
   const started = Date.now();
   const log = path.join(LOGS, `${step.name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.log`);
-  const times = `${log}.times`;
   const out = createWriteStream(log);
+  // On two cores the run's length follows the sum of its steps' CPU: each step says its own.
+  const cpu = stepCpu(step.name, step.command);
+  const cpuNote = () => {
+    const used = cpu.seconds();
+    cpu.remove();
+    return used === null ? "" : ` (${used.toFixed(1)} CPU-s)`;
+  };
   return new Promise((resolve) => {
-    const child = spawn("bash", ["-c", CPU_WRAPPER, "step", ...step.command], {
-      env: { ...process.env, ...step.env, BATON_STEP_TIMES: times },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const [command, ...args] = cpu.command;
+    const child = spawn(command!, args, { env: { ...process.env, ...step.env }, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.pipe(out, { end: false });
     child.stderr.pipe(out, { end: false });
     const finish = (status: number) => {
       out.end(() => {
-        process.stdout.write(`\n---- ${step.name}: ${status === 0 ? "passed" : `FAILED (exit ${status})`} in ${seconds(started)} (${cpuSeconds(times)}); output follows (${path.relative(process.cwd(), log)})\n`);
+        process.stdout.write(`\n---- ${step.name}: ${status === 0 ? "passed" : `FAILED (exit ${status})`} in ${seconds(started)}${cpuNote()}; output follows (${path.relative(process.cwd(), log)})\n`);
         process.stdout.write(readFileSync(log, "utf8"));
         process.stdout.write(`---- end of ${step.name}\n`);
         resolve(status);
