@@ -5,7 +5,7 @@ import path from "node:path";
  * The CPU a step's processes used, its servers and browsers included: each step runs in a
  * cpuacct control group of its own (cgroup v1, as on this project's CI machines), which every
  * process it starts stays in, even one whose parent is gone (a shell's `times` missed the
- * servers and browsers that Playwright kills, and so counted a third of the browser phase).
+ * servers and browsers that Playwright kills: under half of a browser step's CPU).
  * Where no group can be made (no root, another cgroup layout) the step runs as it is and has no figure.
  */
 const CPUACCT = "/sys/fs/cgroup/cpuacct";
