@@ -1,6 +1,7 @@
 import type BetterSqlite3 from "better-sqlite3";
 import type { SqlQuery, SqlDriverAdapter, Transaction } from "@prisma/driver-adapter-utils";
 import { connectionExecutor, guardedExecutor, postgresqlAdapterExecutor, type SqlExecutor } from "./executors";
+import type { WriterTurns } from "./writer-turns";
 
 /**
  * One write transaction on the driver adapter's own transaction, for the hot writers
@@ -12,12 +13,14 @@ export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
 
 /** How long one transaction may run; bulk seeding (tests, the demo) may ask for longer. */
 export const TRANSACTION_TIMEOUT_MS = 20_000;
-/** How long a transaction may wait for a connection of its own. */
+/** How long a transaction may wait for a connection of its own (and for its turn among this process's writers). */
 export const TRANSACTION_MAX_WAIT_MS = 10_000;
 const IDLE_GUARD_SLACK_MS = 1_000;
 
 export interface TransactionOptions {
   timeoutMs?: number;
+  /** How long it may wait for its turn and a connection before the database counts as busy (TRANSACTION_MAX_WAIT_MS). */
+  maxWaitMs?: number;
   /** False for a write that appends no ledger row and touches no row another writer reads and writes back: it skips the writers' turn. */
   ledger?: boolean;
 }
@@ -76,10 +79,12 @@ export function sqliteTransactionPath(connection: BetterSqlite3.Database): Adapt
 }
 
 /**
- * One attempt of inSqlTransaction: BEGIN through the driver adapter's startTransaction(), then
- * the path's opening statements, `work`, COMMIT, or ROLLBACK on any error. As Prisma's
- * transactions do, it gives up when the transaction did not start within
- * TRANSACTION_MAX_WAIT_MS and rolls back at the timeout, after which every statement fails.
+ * One attempt of inSqlTransaction: with `turns`, first this process's writers' turn; then BEGIN
+ * through the driver adapter's startTransaction(), the path's opening statements, `work`,
+ * COMMIT, or ROLLBACK on any error. As Prisma's transactions do, it gives up when the
+ * transaction did not start within TRANSACTION_MAX_WAIT_MS (the turn's wait included) and rolls
+ * back at the timeout, after which every statement fails. The turn ends once the connection is
+ * given back (after a timeout's ROLLBACK too, which may come after this function returned).
  */
 export async function adapterTransaction<T>(
   adapter: SqlDriverAdapter,
@@ -87,10 +92,19 @@ export async function adapterTransaction<T>(
   work: (sql: SqlExecutor) => Promise<T>,
   options: TransactionOptions,
   finished: () => void,
+  turns: WriterTurns | null = null,
 ): Promise<T> {
   const timeoutMs = Math.ceil(options.timeoutMs ?? TRANSACTION_TIMEOUT_MS);
+  const maxWaitMs = options.maxWaitMs ?? TRANSACTION_MAX_WAIT_MS;
   const asked = Date.now();
-  const transaction = await adapter.startTransaction();
+  const endTurn = turns ? await turns.take(maxWaitMs) : () => undefined;
+  let transaction: Transaction;
+  try {
+    transaction = await adapter.startTransaction();
+  } catch (error) {
+    endTurn();
+    throw error;
+  }
   const startedAt = Date.now();
   let open = true;
   const end = async (statement: "COMMIT" | "ROLLBACK") => {
@@ -100,7 +114,11 @@ export async function adapterTransaction<T>(
     try {
       await path.end(transaction, statement);
     } finally {
-      await (statement === "COMMIT" ? transaction.commit() : transaction.rollback());
+      try {
+        await (statement === "COMMIT" ? transaction.commit() : transaction.rollback());
+      } finally {
+        endTurn();
+      }
     }
   };
   let expired = false;
@@ -115,7 +133,7 @@ export async function adapterTransaction<T>(
     if (expired) throw expiredError();
   };
   try {
-    if (startedAt - asked > TRANSACTION_MAX_WAIT_MS) throw new Error(`Unable to start a transaction within ${TRANSACTION_MAX_WAIT_MS} ms.`);
+    if (startedAt - asked > maxWaitMs) throw new Error(`Unable to start a transaction within ${maxWaitMs} ms.`);
     await path.opened(transaction, timeoutMs, options);
     const result = await work(path.executor(transaction, stillOpen));
     finished();

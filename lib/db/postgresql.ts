@@ -5,8 +5,14 @@ import type { PrismaClient } from "../generated/prisma/client";
 
 /** Opening PostgreSQL, and the two mends its driver stack needs (docs/decisions/023-postgresql.md, 6). */
 
-/** Connections per instance; PostgreSQL's default max_connections (100) fits several instances. */
+/** Connections of the pool for reads and the other writes; PostgreSQL's default max_connections (100) fits several instances. */
 export const POSTGRESQL_POOL_SIZE = 10;
+/**
+ * Connections reserved for the ledger writers' transactions: one writer of the process at a time
+ * holds one (lib/db/writer-turns.ts), so a writer never waits behind reads for a connection
+ * (docs/decisions/091-postgresql-writers-queue-in-process.md).
+ */
+export const POSTGRESQL_WRITERS_POOL_SIZE = 1;
 
 /** A transaction whose COMMIT or ROLLBACK fails gives its connection back to the pool, once (Prisma never does). */
 export function releaseOnFailedEnd(transaction: Transaction): Transaction {
@@ -54,15 +60,24 @@ export async function openPostgresql(url: string, onAdapter?: (adapter: SqlDrive
     provider: factory.provider,
     adapterName: factory.adapterName,
     connect: async () => {
-      const connected = await factory.connect();
-      listenOnEveryConnection(connected.underlyingDriver());
-      const startTransaction = connected.startTransaction.bind(connected);
-      const mended = Object.assign(connected, {
-        startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),
-      });
-      onAdapter?.(mended);
-      return mended;
+      const connected = mended(await factory.connect());
+      onAdapter?.(connected);
+      return connected;
     },
   };
   return new generated.PrismaClient({ adapter }) as unknown as PrismaClient;
+}
+
+/** The ledger writers' own pool (POSTGRESQL_WRITERS_POOL_SIZE connections), mended alike; `dispose()` closes it. */
+export async function openPostgresqlWriters(url: string): Promise<SqlDriverAdapter> {
+  const { PrismaPg } = await import("@prisma/adapter-pg");
+  return mended(await new PrismaPg({ connectionString: url, max: POSTGRESQL_WRITERS_POOL_SIZE }).connect());
+}
+
+function mended(connected: SqlDriverAdapter & { underlyingDriver(): pg.Pool }): SqlDriverAdapter {
+  listenOnEveryConnection(connected.underlyingDriver());
+  const startTransaction = connected.startTransaction.bind(connected);
+  return Object.assign(connected, {
+    startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),
+  });
 }

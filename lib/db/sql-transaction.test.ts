@@ -10,7 +10,9 @@ import type { PendingPacket } from "../ingest/types";
 import { statementsOf } from "@/testing/count-statements";
 import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
-import { database, inSqlTransaction, inTransaction, isUniqueViolation, type SqlExecutor } from "./client";
+import { errorResponse } from "../http/respond";
+import { database, inSqlTransaction, inTransaction, isUniqueViolation, sqlExecutor, type SqlExecutor } from "./client";
+import { POSTGRESQL_POOL_SIZE } from "./postgresql";
 
 /** The hot writers' transactions of raw statements (inSqlTransaction): the driver adapter's own, on both databases. */
 
@@ -44,6 +46,14 @@ async function waitingForLock(locktype: "advisory" | "transactionid"): Promise<n
 async function secondWaits(): Promise<void> {
   if (testsRunOnPostgresql()) await vi.waitFor(async () => expect(await waitingForLock("advisory")).toBe(1), { timeout: 5_000, interval: 20 });
   else await sleep(50);
+}
+
+/** Backends of the test database (not ours) inside a transaction: each holds a connection of Baton's. */
+async function backendsInTransaction(): Promise<number> {
+  const result = await admin.query<{ open: number }>(
+    `SELECT COUNT(*)::int AS "open" FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`,
+  );
+  return result.rows[0]!.open;
 }
 
 const source = { kind: "http", actor: "token:sql-transaction" } as const;
@@ -247,6 +257,95 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
     expect(await cursorNames("outside-the-ledger")).toEqual(["outside-the-ledger"]);
     openGate();
     await ledgerWriter;
+  });
+
+  it("ledger writers queued in this process hold no connection, and start in the order they asked", async () => {
+    const { happened: gate, fire: openGate } = signal();
+    const { happened: holding, fire: locked } = signal();
+    const started: number[] = [];
+    const first = inSqlTransaction(async (sql) => {
+      await insertCursor(sql, "queue-0");
+      locked();
+      await gate;
+    });
+    await holding;
+    const queued = [1, 2, 3, 4].map((index) =>
+      inSqlTransaction(async (sql) => {
+        started.push(index);
+        await insertCursor(sql, `queue-${index}`);
+      }),
+    );
+    // Time for a writer to take a connection and queue on the lock, as each did before decision 091.
+    await sleep(200);
+    expect({ inTransaction: await backendsInTransaction(), waitingForTheLock: await waitingForLock("advisory") }).toEqual({
+      inTransaction: 1,
+      waitingForTheLock: 0,
+    });
+    openGate();
+    await Promise.all([first, ...queued]);
+    expect(started).toEqual([1, 2, 3, 4]);
+    expect(await cursorNames("queue-")).toEqual(["queue-0", "queue-1", "queue-2", "queue-3", "queue-4"]);
+  });
+
+  it("a ledger writer does not wait for a connection while reads hold every pooled one", async () => {
+    await inSqlTransaction((sql) => insertCursor(sql, "read-blocker"));
+    // Another session holds the row: each read below waits for it on a pooled connection of its own.
+    await admin.query("BEGIN");
+    await admin.query(`SELECT * FROM "WorkerCursor" WHERE "name" = 'read-blocker' FOR UPDATE`);
+    const reader = await sqlExecutor();
+    const reads = Array.from({ length: POSTGRESQL_POOL_SIZE }, () =>
+      reader.query(Prisma.sql`SELECT "seq" FROM "WorkerCursor" WHERE "name" = 'read-blocker' FOR UPDATE`),
+    );
+    try {
+      await vi.waitFor(async () => expect(await waitingForLock("transactionid")).toBe(POSTGRESQL_POOL_SIZE), { timeout: 5_000, interval: 20 });
+      await inSqlTransaction((sql) => insertCursor(sql, "beside-the-reads"));
+      expect(await waitingForLock("transactionid")).toBe(POSTGRESQL_POOL_SIZE);
+    } finally {
+      await admin.query("ROLLBACK");
+    }
+    await Promise.all(reads);
+    expect(await cursorNames("beside-the-reads")).toEqual(["beside-the-reads"]);
+  });
+
+  it("a ledger writer that waits past its wait is answered 503 busy, holding no connection or lock; the queue goes on", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const { happened: gate, fire: openGate } = signal();
+    const { happened: holding, fire: locked } = signal();
+    const first = inSqlTransaction(async (sql) => {
+      await insertCursor(sql, "waited-0");
+      locked();
+      await gate;
+    });
+    await holding;
+    const failure = await inSqlTransaction((sql) => insertCursor(sql, "waited-too-long"), { maxWaitMs: 100 }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    const response = errorResponse(failure);
+    expect(response.status, String(failure)).toBe(503);
+    expect(await response.json()).toMatchObject({ error: { message: "The database is busy; retry shortly." } });
+    expect({ inTransaction: await backendsInTransaction(), waitingForTheLock: await waitingForLock("advisory") }).toEqual({
+      inTransaction: 1,
+      waitingForTheLock: 0,
+    });
+    const next = inSqlTransaction((sql) => insertCursor(sql, "waited-next"));
+    openGate();
+    await Promise.all([first, next]);
+    vi.restoreAllMocks();
+    expect(await cursorNames("waited-")).toEqual(["waited-0", "waited-next"]);
+  });
+
+  it("a ledger writer whose COMMIT fails frees the writers' connection and turn for the next", async () => {
+    const failure = await inSqlTransaction(async (sql) => {
+      await insertCursor(sql, "failed-commit");
+      // A foreign key checked at COMMIT: the COMMIT itself fails.
+      await sql.execute(Prisma.sql`CREATE TEMP TABLE "deferred_check" ("id" int PRIMARY KEY, "parent" int REFERENCES "deferred_check" ("id") DEFERRABLE INITIALLY DEFERRED) ON COMMIT DROP`);
+      await sql.execute(Prisma.sql`INSERT INTO "deferred_check" VALUES (1, 2)`);
+    }).then(() => null, (error: unknown) => error);
+    expect(String(failure)).toMatch(/foreign key|ForeignKeyConstraintViolation/i);
+    await inSqlTransaction((sql) => insertCursor(sql, "after-failed-commit"));
+    expect(await cursorNames("failed-commit")).toEqual([]);
+    expect(await cursorNames("after-failed-commit")).toEqual(["after-failed-commit"]);
   });
 
   it("a connection lost before COMMIT runs the work again on a new connection; the first run left nothing", async () => {
