@@ -41,19 +41,21 @@ export interface AdapterTransactionPath {
  * PostgreSQL: a connection of the adapter's pool; in one round trip after BEGIN the
  * transaction's timeouts and (for a ledger write) the writers' lock. The server enforces the
  * timeout too: no statement (the lock's wait included) and no idle gap may outlast it, so a
- * stuck transaction cannot keep the writers' lock.
+ * stuck transaction cannot keep the writers' lock. `pipelined`: the connection is in
+ * node-postgres's pipeline mode (the ledger writers' own, decision 091), so statements the work
+ * sends together share a round trip.
  */
-export const postgresqlTransactionPath: AdapterTransactionPath = {
+export const postgresqlTransactionPath = (pipelined: boolean): AdapterTransactionPath => ({
   async opened(transaction, timeoutMs, options) {
     // The server's idle guard a little after the timer's ROLLBACK: it is for a process that stopped talking.
     const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs + IDLE_GUARD_SLACK_MS}`;
     await transaction.executeRaw(rawStatement(options.ledger === false ? guard : `${guard}; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`));
   },
-  executor: (transaction, stillOpen) => postgresqlAdapterExecutor(transaction, stillOpen),
+  executor: (transaction, stillOpen) => postgresqlAdapterExecutor(transaction, stillOpen, pipelined),
   async end(transaction, statement) {
     await transaction.executeRaw(rawStatement(statement));
   },
-};
+});
 
 /**
  * SQLite: the adapter's startTransaction() takes the lock every Prisma transaction on its one

@@ -169,11 +169,11 @@ export async function inSqlTransaction<T>(work: (sql: SqlExecutor) => Promise<T>
     const path = sqliteTransactionPath(openConnection(holder));
     return retryingBusyOrLost((finished) => adapterTransaction(adapter, path, work, options, finished));
   }
-  if (options.ledger === false) return retryingBusyOrLost((finished) => adapterTransaction(adapter, postgresqlTransactionPath, work, options, finished));
+  if (options.ledger === false) return retryingBusyOrLost((finished) => adapterTransaction(adapter, postgresqlTransactionPath(false), work, options, finished));
   // A ledger write: its turn in this process first, then the writers' own connection and lock (decision 091).
   const turns = (holder.writerTurns ??= new WriterTurns());
   const writers = await (holder.writers ??= openPostgresqlWriters(holder.url));
-  return retryingBusyOrLost((finished) => adapterTransaction(writers, postgresqlTransactionPath, work, options, finished, turns));
+  return retryingBusyOrLost((finished) => adapterTransaction(writers, postgresqlTransactionPath(true), work, options, finished, turns));
 }
 
 /**

@@ -68,10 +68,14 @@ export async function openPostgresql(url: string, onAdapter?: (adapter: SqlDrive
   return new generated.PrismaClient({ adapter }) as unknown as PrismaClient;
 }
 
-/** The ledger writers' own pool (POSTGRESQL_WRITERS_POOL_SIZE connections), mended alike; `dispose()` closes it. */
+/**
+ * The ledger writers' own pool (POSTGRESQL_WRITERS_POOL_SIZE connections), mended alike;
+ * `dispose()` closes it. Its connections pipeline: a statement is sent without waiting for the
+ * answer to the one before, so statements a writer sends together share a round trip.
+ */
 export async function openPostgresqlWriters(url: string): Promise<SqlDriverAdapter> {
   const { PrismaPg } = await import("@prisma/adapter-pg");
-  return mended(await new PrismaPg({ connectionString: url, max: POSTGRESQL_WRITERS_POOL_SIZE }).connect());
+  return mended(await new PrismaPg({ connectionString: url, max: POSTGRESQL_WRITERS_POOL_SIZE, pipeline: true }).connect());
 }
 
 function mended(connected: SqlDriverAdapter & { underlyingDriver(): pg.Pool }): SqlDriverAdapter {
