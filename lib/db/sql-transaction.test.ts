@@ -40,12 +40,21 @@ async function waitingForLock(locktype: "advisory" | "transactionid"): Promise<n
 }
 
 /**
- * Until a second writer waits for the first: on PostgreSQL for the writers' advisory lock; on SQLite
- * for the adapter's lock in this process, which it asked for before the event loop's next turns.
+ * Until a second writer waits for the first, in this process: on PostgreSQL for its turn among the
+ * ledger writers (decision 091), on SQLite for the adapter's lock; it asked for either before the
+ * event loop's next turns.
  */
 async function secondWaits(): Promise<void> {
-  if (testsRunOnPostgresql()) await vi.waitFor(async () => expect(await waitingForLock("advisory")).toBe(1), { timeout: 5_000, interval: 20 });
-  else await sleep(50);
+  await sleep(50);
+}
+
+/** Backends of the test database (not ours) waiting for a row's lock: the first waits for its holder's transaction, the rest for the row. */
+async function waitingForARow(): Promise<number> {
+  const result = await admin.query<{ waiting: number }>(
+    `SELECT COUNT(*)::int AS "waiting" FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE NOT l.granted AND l.locktype IN ('transactionid', 'tuple') AND a.datname = current_database() AND a.pid <> pg_backend_pid()`,
+  );
+  return result.rows[0]!.waiting;
 }
 
 /** Backends of the test database (not ours) inside a transaction: each holds a connection of Baton's. */
@@ -289,19 +298,23 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
 
   it("a ledger writer does not wait for a connection while reads hold every pooled one", async () => {
     await inSqlTransaction((sql) => insertCursor(sql, "read-blocker"));
-    // Another session holds the row: each read below waits for it on a pooled connection of its own.
-    await admin.query("BEGIN");
-    await admin.query(`SELECT * FROM "WorkerCursor" WHERE "name" = 'read-blocker' FOR UPDATE`);
+    // Another session holds the row (not `admin`: inside a transaction it would see pg_stat_activity as at its first look):
+    // each read below waits for it on a pooled connection of its own.
+    const holder = new pg.Client({ connectionString: temp().url });
+    await holder.connect();
+    await holder.query("BEGIN");
+    await holder.query(`SELECT * FROM "WorkerCursor" WHERE "name" = 'read-blocker' FOR UPDATE`);
     const reader = await sqlExecutor();
     const reads = Array.from({ length: POSTGRESQL_POOL_SIZE }, () =>
       reader.query(Prisma.sql`SELECT "seq" FROM "WorkerCursor" WHERE "name" = 'read-blocker' FOR UPDATE`),
     );
     try {
-      await vi.waitFor(async () => expect(await waitingForLock("transactionid")).toBe(POSTGRESQL_POOL_SIZE), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(async () => expect(await waitingForARow()).toBe(POSTGRESQL_POOL_SIZE), { timeout: 5_000, interval: 20 });
       await inSqlTransaction((sql) => insertCursor(sql, "beside-the-reads"));
-      expect(await waitingForLock("transactionid")).toBe(POSTGRESQL_POOL_SIZE);
+      expect(await waitingForARow()).toBe(POSTGRESQL_POOL_SIZE);
     } finally {
-      await admin.query("ROLLBACK");
+      await holder.query("ROLLBACK");
+      await holder.end();
     }
     await Promise.all(reads);
     expect(await cursorNames("beside-the-reads")).toEqual(["beside-the-reads"]);
