@@ -2,7 +2,7 @@ import "server-only";
 import type BetterSqlite3 from "better-sqlite3";
 import type { PrismaClient } from "../generated/prisma/client";
 import { config, isPostgresqlUrl } from "../server/config";
-import { openPostgresql, openPostgresqlWriters } from "./postgresql";
+import { openPostgresql, openPostgresqlWriters, POSTGRESQL_WRITERS_POOL_SIZE } from "./postgresql";
 import { openSqlite } from "./sqlite";
 import { connectionLostError, databaseBusyError, isBusyError, isConnectionLost } from "./errors";
 import { processSlot } from "../core/singleton";
@@ -171,7 +171,7 @@ export async function inSqlTransaction<T>(work: (sql: SqlExecutor) => Promise<T>
   }
   if (options.ledger === false) return retryingBusyOrLost((finished) => adapterTransaction(adapter, postgresqlTransactionPath(false), work, options, finished));
   // A ledger write: its turn in this process first, then the writers' own connection and lock (decision 091).
-  const turns = (holder.writerTurns ??= new WriterTurns());
+  const turns = (holder.writerTurns ??= new WriterTurns(POSTGRESQL_WRITERS_POOL_SIZE));
   const writers = await (holder.writers ??= openPostgresqlWriters(holder.url));
   return retryingBusyOrLost((finished) => adapterTransaction(writers, postgresqlTransactionPath(true), work, options, finished, turns));
 }

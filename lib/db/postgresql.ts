@@ -8,11 +8,12 @@ import type { PrismaClient } from "../generated/prisma/client";
 /** Connections of the pool for reads and the other writes; PostgreSQL's default max_connections (100) fits several instances. */
 export const POSTGRESQL_POOL_SIZE = 10;
 /**
- * Connections reserved for the ledger writers' transactions: one writer of the process at a time
- * holds one (lib/db/writer-turns.ts), so a writer never waits behind reads for a connection
+ * Connections reserved for the ledger writers' transactions, and how many of the process's
+ * writers hold a turn at once (lib/db/writer-turns.ts): one in the writers' lock, the next
+ * with BEGIN sent and waiting at it. A writer never waits behind reads for a connection
  * (docs/decisions/091-postgresql-writers-queue-in-process.md).
  */
-export const POSTGRESQL_WRITERS_POOL_SIZE = 1;
+export const POSTGRESQL_WRITERS_POOL_SIZE = 2;
 
 /** A transaction whose COMMIT or ROLLBACK fails gives its connection back to the pool, once (Prisma never does). */
 export function releaseOnFailedEnd(transaction: Transaction): Transaction {

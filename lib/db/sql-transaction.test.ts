@@ -12,7 +12,7 @@ import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { errorResponse } from "../http/respond";
 import { database, inSqlTransaction, inTransaction, isUniqueViolation, sqlExecutor, type SqlExecutor } from "./client";
-import { POSTGRESQL_POOL_SIZE } from "./postgresql";
+import { POSTGRESQL_POOL_SIZE, POSTGRESQL_WRITERS_POOL_SIZE } from "./postgresql";
 
 /** The hot writers' transactions of raw statements (inSqlTransaction): the driver adapter's own, on both databases. */
 
@@ -284,11 +284,12 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
         await insertCursor(sql, `queue-${index}`);
       }),
     );
-    // Time for a writer to take a connection and queue on the lock, as each did before decision 091.
+    // Time for a writer to take a connection and queue on the lock, as each did before decision 091: now only
+    // those with a turn (the holder, and the next waiting at the lock) do.
     await sleep(200);
     expect({ inTransaction: await backendsInTransaction(), waitingForTheLock: await waitingForLock("advisory") }).toEqual({
-      inTransaction: 1,
-      waitingForTheLock: 0,
+      inTransaction: POSTGRESQL_WRITERS_POOL_SIZE,
+      waitingForTheLock: POSTGRESQL_WRITERS_POOL_SIZE - 1,
     });
     openGate();
     await Promise.all([first, ...queued]);
@@ -330,6 +331,9 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
       await gate;
     });
     await holding;
+    // The other turns taken: these wait at the lock.
+    const atTheLock = Array.from({ length: POSTGRESQL_WRITERS_POOL_SIZE - 1 }, (_, index) => inSqlTransaction((sql) => insertCursor(sql, `waited-at-lock-${index}`)));
+    await vi.waitFor(async () => expect(await waitingForLock("advisory")).toBe(POSTGRESQL_WRITERS_POOL_SIZE - 1), { timeout: 5_000, interval: 20 });
     const failure = await inSqlTransaction((sql) => insertCursor(sql, "waited-too-long"), { maxWaitMs: 100 }).then(
       () => null,
       (error: unknown) => error,
@@ -338,14 +342,14 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
     expect(response.status, String(failure)).toBe(503);
     expect(await response.json()).toMatchObject({ error: { message: "The database is busy; retry shortly." } });
     expect({ inTransaction: await backendsInTransaction(), waitingForTheLock: await waitingForLock("advisory") }).toEqual({
-      inTransaction: 1,
-      waitingForTheLock: 0,
+      inTransaction: POSTGRESQL_WRITERS_POOL_SIZE,
+      waitingForTheLock: POSTGRESQL_WRITERS_POOL_SIZE - 1,
     });
     const next = inSqlTransaction((sql) => insertCursor(sql, "waited-next"));
     openGate();
-    await Promise.all([first, next]);
+    await Promise.all([first, ...atTheLock, next]);
     vi.restoreAllMocks();
-    expect(await cursorNames("waited-")).toEqual(["waited-0", "waited-next"]);
+    expect(await cursorNames("waited-")).toEqual(["waited-0", ...atTheLock.map((_, index) => `waited-at-lock-${index}`), "waited-next"]);
   });
 
   it("a ledger writer whose COMMIT fails frees the writers' connection and turn for the next", async () => {

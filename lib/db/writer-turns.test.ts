@@ -34,6 +34,27 @@ describe("WriterTurns", () => {
     (await turns.take(5_000))();
   });
 
+  it("with a capacity of two, two writers hold a turn at once and the third waits for either", async () => {
+    const turns = new WriterTurns(2);
+    const endFirst = await turns.take(5_000);
+    const endSecond = await turns.take(5_000);
+    let third = false;
+    const thirdTurn = turns.take(5_000).then((end) => {
+      third = true;
+      return end;
+    });
+    await Promise.resolve();
+    expect({ third, queued: turns.queued }).toEqual({ third: false, queued: 1 });
+    endSecond();
+    (await thirdTurn)();
+    endFirst();
+    expect(turns.queued).toBe(0);
+    // Both turns free again: two at once without waiting.
+    const [a, b] = await Promise.all([turns.take(20), turns.take(20)]);
+    a();
+    b();
+  });
+
   it("ending a turn twice hands it on once", async () => {
     const turns = new WriterTurns();
     const end = await turns.take(5_000);

@@ -1,11 +1,13 @@
 /**
  * This process's ledger writers in one first-come, first-served queue
  * (docs/decisions/091-postgresql-writers-queue-in-process.md): on PostgreSQL a ledger write
- * transaction takes its turn here before it takes the writers' connection and the advisory
- * lock, so a queued writer holds no connection while it waits.
+ * transaction takes its turn here before it takes one of the writers' connections and the
+ * advisory lock, so a queued writer holds no connection while it waits. `capacity` writers
+ * hold a turn at once: one in the lock, the next already waiting at it.
  */
 export class WriterTurns {
-  private taken = false;
+  private holders = 0;
+  constructor(private readonly capacity = 1) {}
   // A Set keeps insertion order and lets a waiter that gave up leave from the middle.
   private readonly waiting = new Set<() => void>();
 
@@ -15,8 +17,8 @@ export class WriterTurns {
    * that could not start in time (lib/db/errors.ts reads it as "the database is busy").
    */
   take(maxWaitMs: number): Promise<() => void> {
-    if (!this.taken) {
-      this.taken = true;
+    if (this.holders < this.capacity) {
+      this.holders++;
       return Promise.resolve(this.ender());
     }
     return new Promise((resolve, reject) => {
@@ -44,7 +46,7 @@ export class WriterTurns {
       ended = true;
       const next = this.waiting.values().next();
       if (next.done) {
-        this.taken = false;
+        this.holders--;
         return;
       }
       this.waiting.delete(next.value);
