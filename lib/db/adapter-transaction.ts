@@ -1,7 +1,6 @@
 import type BetterSqlite3 from "better-sqlite3";
 import type { SqlQuery, SqlDriverAdapter, Transaction } from "@prisma/driver-adapter-utils";
 import { connectionExecutor, guardedExecutor, postgresqlAdapterExecutor, type SqlExecutor } from "./executors";
-import type { WriterTurns } from "./writer-turns";
 
 /**
  * One write transaction on the driver adapter's own transaction, for the hot writers
@@ -13,14 +12,12 @@ export const WRITE_LOCK_KEY = 0x626174_6f6e2d77n;
 
 /** How long one transaction may run; bulk seeding (tests, the demo) may ask for longer. */
 export const TRANSACTION_TIMEOUT_MS = 20_000;
-/** How long a transaction may wait for a connection of its own (and for its turn among this process's writers). */
+/** How long a transaction may wait for a connection of its own. */
 export const TRANSACTION_MAX_WAIT_MS = 10_000;
 const IDLE_GUARD_SLACK_MS = 1_000;
 
 export interface TransactionOptions {
   timeoutMs?: number;
-  /** How long it may wait for its turn and a connection before the database counts as busy (TRANSACTION_MAX_WAIT_MS). */
-  maxWaitMs?: number;
   /** False for a write that appends no ledger row and touches no row another writer reads and writes back: it skips the writers' turn. */
   ledger?: boolean;
 }
@@ -41,21 +38,19 @@ export interface AdapterTransactionPath {
  * PostgreSQL: a connection of the adapter's pool; in one round trip after BEGIN the
  * transaction's timeouts and (for a ledger write) the writers' lock. The server enforces the
  * timeout too: no statement (the lock's wait included) and no idle gap may outlast it, so a
- * stuck transaction cannot keep the writers' lock. `pipelined`: the connection is in
- * node-postgres's pipeline mode (the ledger writers' own, decision 091), so statements the work
- * sends together share a round trip.
+ * stuck transaction cannot keep the writers' lock.
  */
-export const postgresqlTransactionPath = (pipelined: boolean): AdapterTransactionPath => ({
+export const postgresqlTransactionPath: AdapterTransactionPath = {
   async opened(transaction, timeoutMs, options) {
     // The server's idle guard a little after the timer's ROLLBACK: it is for a process that stopped talking.
     const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs + IDLE_GUARD_SLACK_MS}`;
     await transaction.executeRaw(rawStatement(options.ledger === false ? guard : `${guard}; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`));
   },
-  executor: (transaction, stillOpen) => postgresqlAdapterExecutor(transaction, stillOpen, pipelined),
+  executor: (transaction, stillOpen) => postgresqlAdapterExecutor(transaction, stillOpen),
   async end(transaction, statement) {
     await transaction.executeRaw(rawStatement(statement));
   },
-});
+};
 
 /**
  * SQLite: the adapter's startTransaction() takes the lock every Prisma transaction on its one
@@ -81,12 +76,10 @@ export function sqliteTransactionPath(connection: BetterSqlite3.Database): Adapt
 }
 
 /**
- * One attempt of inSqlTransaction: with `turns`, first this process's writers' turn; then BEGIN
- * through the driver adapter's startTransaction(), the path's opening statements, `work`,
- * COMMIT, or ROLLBACK on any error. As Prisma's transactions do, it gives up when the
- * transaction did not start within TRANSACTION_MAX_WAIT_MS (the turn's wait included) and rolls
- * back at the timeout, after which every statement fails. The turn ends once the connection is
- * given back (after a timeout's ROLLBACK too, which may come after this function returned).
+ * One attempt of inSqlTransaction: BEGIN through the driver adapter's startTransaction(), then
+ * the path's opening statements, `work`, COMMIT, or ROLLBACK on any error. As Prisma's
+ * transactions do, it gives up when the transaction did not start within
+ * TRANSACTION_MAX_WAIT_MS and rolls back at the timeout, after which every statement fails.
  */
 export async function adapterTransaction<T>(
   adapter: SqlDriverAdapter,
@@ -94,19 +87,10 @@ export async function adapterTransaction<T>(
   work: (sql: SqlExecutor) => Promise<T>,
   options: TransactionOptions,
   finished: () => void,
-  turns: WriterTurns | null = null,
 ): Promise<T> {
   const timeoutMs = Math.ceil(options.timeoutMs ?? TRANSACTION_TIMEOUT_MS);
-  const maxWaitMs = options.maxWaitMs ?? TRANSACTION_MAX_WAIT_MS;
   const asked = Date.now();
-  const endTurn = turns ? await turns.take(maxWaitMs) : () => undefined;
-  let transaction: Transaction;
-  try {
-    transaction = await adapter.startTransaction();
-  } catch (error) {
-    endTurn();
-    throw error;
-  }
+  const transaction = await adapter.startTransaction();
   const startedAt = Date.now();
   let open = true;
   const end = async (statement: "COMMIT" | "ROLLBACK") => {
@@ -116,11 +100,7 @@ export async function adapterTransaction<T>(
     try {
       await path.end(transaction, statement);
     } finally {
-      try {
-        await (statement === "COMMIT" ? transaction.commit() : transaction.rollback());
-      } finally {
-        endTurn();
-      }
+      await (statement === "COMMIT" ? transaction.commit() : transaction.rollback());
     }
   };
   let expired = false;
@@ -135,7 +115,7 @@ export async function adapterTransaction<T>(
     if (expired) throw expiredError();
   };
   try {
-    if (startedAt - asked > maxWaitMs) throw new Error(`Unable to start a transaction within ${maxWaitMs} ms.`);
+    if (startedAt - asked > TRANSACTION_MAX_WAIT_MS) throw new Error(`Unable to start a transaction within ${TRANSACTION_MAX_WAIT_MS} ms.`);
     await path.opened(transaction, timeoutMs, options);
     const result = await work(path.executor(transaction, stillOpen));
     finished();

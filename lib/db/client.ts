@@ -2,7 +2,7 @@ import "server-only";
 import type BetterSqlite3 from "better-sqlite3";
 import type { PrismaClient } from "../generated/prisma/client";
 import { config, isPostgresqlUrl } from "../server/config";
-import { openPostgresql, openPostgresqlWriters, POSTGRESQL_WRITERS_POOL_SIZE } from "./postgresql";
+import { openPostgresql } from "./postgresql";
 import { openSqlite } from "./sqlite";
 import { connectionLostError, databaseBusyError, isBusyError, isConnectionLost } from "./errors";
 import { processSlot } from "../core/singleton";
@@ -17,7 +17,6 @@ import {
   type TransactionOptions,
 } from "./adapter-transaction";
 import { connectionExecutor, postgresqlAdapterExecutor, postgresqlExecutor, type SqlExecutor } from "./executors";
-import { WriterTurns } from "./writer-turns";
 
 export type { SqlExecutor, TransactionOptions };
 export { WRITE_LOCK_KEY };
@@ -36,9 +35,6 @@ interface DbHolder {
   connection?: BetterSqlite3.Database;
   /** The driver adapter under Prisma (SQLite's over that connection, PostgreSQL's pool), for the hot paths' write transactions and PostgreSQL's reads. */
   adapter?: SqlDriverAdapter;
-  /** PostgreSQL: the ledger writers' own pool, opened on the first ledger write, and their turns in this process. */
-  writers?: Promise<SqlDriverAdapter>;
-  writerTurns?: WriterTurns;
 }
 
 // One client per process (lib/core/singleton.ts): dev hot reloads and route bundles reuse it.
@@ -70,10 +66,7 @@ export function databaseDialect(): Dialect {
 export async function closeDatabase(): Promise<void> {
   const closing = processDb.value;
   processDb.value = undefined;
-  if (!closing) return;
-  const writers = closing.writers?.catch(() => null);
-  await (await closing.client).$disconnect();
-  await (await writers)?.dispose();
+  if (closing) await (await closing.client).$disconnect();
 }
 
 /** True when a write broke a UNIQUE constraint (another writer got there first). */
@@ -157,23 +150,14 @@ async function connectedAdapter(db: PrismaClient, holder: DbHolder): Promise<Sql
  * interactive-transaction pipeline: on PostgreSQL through the adapter
  * (docs/decisions/083-postgresql-hot-transactions-through-the-adapter.md), on SQLite on its one
  * connection while the adapter's transaction holds its lock
- * (docs/decisions/086-sqlite-hot-transactions-through-the-adapter.md). On PostgreSQL a ledger
- * write waits for its turn among this process's writers holding no connection, then runs on a
- * connection reserved for them (docs/decisions/091-postgresql-writers-queue-in-process.md).
+ * (docs/decisions/086-sqlite-hot-transactions-through-the-adapter.md).
  */
 export async function inSqlTransaction<T>(work: (sql: SqlExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const db = await database();
   const holder = processDb.value!;
   const adapter = await connectedAdapter(db, holder);
-  if (holder.dialect === "sqlite") {
-    const path = sqliteTransactionPath(openConnection(holder));
-    return retryingBusyOrLost((finished) => adapterTransaction(adapter, path, work, options, finished));
-  }
-  if (options.ledger === false) return retryingBusyOrLost((finished) => adapterTransaction(adapter, postgresqlTransactionPath(false), work, options, finished));
-  // A ledger write: its turn in this process first, then the writers' own connection and lock (decision 091).
-  const turns = (holder.writerTurns ??= new WriterTurns(POSTGRESQL_WRITERS_POOL_SIZE));
-  const writers = await (holder.writers ??= openPostgresqlWriters(holder.url));
-  return retryingBusyOrLost((finished) => adapterTransaction(writers, postgresqlTransactionPath(true), work, options, finished, turns));
+  const path = holder.dialect === "postgresql" ? postgresqlTransactionPath : sqliteTransactionPath(openConnection(holder));
+  return retryingBusyOrLost((finished) => adapterTransaction(adapter, path, work, options, finished));
 }
 
 /**

@@ -18,16 +18,6 @@ export interface SqlExecutor {
   query<Row>(sql: Prisma.Sql): Promise<Row[]>;
   /** Runs a statement; resolves to the number of rows it changed. */
   execute(sql: Prisma.Sql): Promise<number>;
-  /**
-   * Runs statements one after another, stopping at the first that fails (its error). On a
-   * connection that pipelines (PostgreSQL's ledger writers', decision 091) they are sent
-   * together: one round trip for all.
-   */
-  executeInOrder(statements: readonly Prisma.Sql[]): Promise<void>;
-}
-
-async function oneAfterAnother(execute: (sql: Prisma.Sql) => Promise<number>, statements: readonly Prisma.Sql[]): Promise<void> {
-  for (const statement of statements) await execute(statement);
 }
 
 const STATEMENT_CACHE_SIZE = 256;
@@ -50,13 +40,13 @@ function sqliteExecutor(connection: BetterSqlite3.Database): SqlExecutor {
     }
     return statement;
   };
-  const execute = async (sql: Prisma.Sql) => prepare(sql.sql).run(...sql.values.map(sqliteValue)).changes;
   return {
     async query<Row>(sql: Prisma.Sql) {
       return prepare(sql.sql).all(...sql.values.map(sqliteValue)) as Row[];
     },
-    execute,
-    executeInOrder: (statements) => oneAfterAnother(execute, statements),
+    async execute(sql: Prisma.Sql) {
+      return prepare(sql.sql).run(...sql.values.map(sqliteValue)).changes;
+    },
   };
 }
 
@@ -81,8 +71,9 @@ export function postgresqlExecutor(client: Db | Tx): SqlExecutor {
         return shaped as Row;
       });
     },
-    execute: async (sql: Prisma.Sql) => client.$executeRaw(sql),
-    executeInOrder: (statements) => oneAfterAnother((sql) => client.$executeRaw(sql), statements),
+    async execute(sql: Prisma.Sql) {
+      return client.$executeRaw(sql);
+    },
   };
 }
 
@@ -122,10 +113,9 @@ function adapterArg(value: unknown): unknown {
  * transaction of it): the same type parsing as Prisma's $queryRaw without its per-statement
  * pipeline (under the issue-15 load on PostgreSQL that pipeline was about a quarter of the
  * server's CPU; docs/decisions/079-postgresql-reads-through-the-adapter.md). `beforeEach`
- * may refuse a statement (an expired transaction). `pipelined`: a transaction on a connection
- * in node-postgres's pipeline mode, where executeInOrder sends its statements together.
+ * may refuse a statement (an expired transaction).
  */
-export function postgresqlAdapterExecutor(adapter: SqlQueryable | Transaction, beforeEach?: () => void, pipelined = false): SqlExecutor {
+export function postgresqlAdapterExecutor(adapter: SqlQueryable | Transaction, beforeEach?: () => void): SqlExecutor {
   const query = (sql: Prisma.Sql) => {
     beforeEach?.();
     const args = sql.values.map(adapterArg);
@@ -140,15 +130,8 @@ export function postgresqlAdapterExecutor(adapter: SqlQueryable | Transaction, b
         return shaped as Row;
       });
     },
-    execute: async (sql: Prisma.Sql) => adapter.executeRaw(query(sql)),
-    async executeInOrder(statements) {
-      if (!pipelined) return oneAfterAnother(async (sql) => adapter.executeRaw(query(sql)), statements);
-      // All on the wire at once; the server runs them in order, and after the first failure
-      // the rest fail as "current transaction is aborted": the first failure is the error.
-      const queries = statements.map(query);
-      const outcomes = await Promise.allSettled(queries.map((each) => adapter.executeRaw(each)));
-      const failed = outcomes.find((outcome) => outcome.status === "rejected");
-      if (failed) throw failed.reason;
+    async execute(sql: Prisma.Sql) {
+      return adapter.executeRaw(query(sql));
     },
   };
 }
@@ -175,12 +158,6 @@ export function guardedExecutor(executor: SqlExecutor, beforeEach: () => void): 
     async execute(sql: Prisma.Sql) {
       beforeEach();
       return executor.execute(sql);
-    },
-    executeInOrder(statements) {
-      return oneAfterAnother((sql) => {
-        beforeEach();
-        return executor.execute(sql);
-      }, statements);
     },
   };
 }

@@ -5,15 +5,8 @@ import type { PrismaClient } from "../generated/prisma/client";
 
 /** Opening PostgreSQL, and the two mends its driver stack needs (docs/decisions/023-postgresql.md, 6). */
 
-/** Connections of the pool for reads and the other writes; PostgreSQL's default max_connections (100) fits several instances. */
+/** Connections per instance; PostgreSQL's default max_connections (100) fits several instances. */
 export const POSTGRESQL_POOL_SIZE = 10;
-/**
- * Connections reserved for the ledger writers' transactions, and how many of the process's
- * writers hold a turn at once (lib/db/writer-turns.ts): one in the writers' lock, the next
- * with BEGIN sent and waiting at it. A writer never waits behind reads for a connection
- * (docs/decisions/091-postgresql-writers-queue-in-process.md).
- */
-export const POSTGRESQL_WRITERS_POOL_SIZE = 2;
 
 /** A transaction whose COMMIT or ROLLBACK fails gives its connection back to the pool, once (Prisma never does). */
 export function releaseOnFailedEnd(transaction: Transaction): Transaction {
@@ -61,28 +54,15 @@ export async function openPostgresql(url: string, onAdapter?: (adapter: SqlDrive
     provider: factory.provider,
     adapterName: factory.adapterName,
     connect: async () => {
-      const connected = mended(await factory.connect());
-      onAdapter?.(connected);
-      return connected;
+      const connected = await factory.connect();
+      listenOnEveryConnection(connected.underlyingDriver());
+      const startTransaction = connected.startTransaction.bind(connected);
+      const mended = Object.assign(connected, {
+        startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),
+      });
+      onAdapter?.(mended);
+      return mended;
     },
   };
   return new generated.PrismaClient({ adapter }) as unknown as PrismaClient;
-}
-
-/**
- * The ledger writers' own pool (POSTGRESQL_WRITERS_POOL_SIZE connections), mended alike;
- * `dispose()` closes it. Its connections pipeline: a statement is sent without waiting for the
- * answer to the one before, so statements a writer sends together share a round trip.
- */
-export async function openPostgresqlWriters(url: string): Promise<SqlDriverAdapter> {
-  const { PrismaPg } = await import("@prisma/adapter-pg");
-  return mended(await new PrismaPg({ connectionString: url, max: POSTGRESQL_WRITERS_POOL_SIZE, pipeline: true }).connect());
-}
-
-function mended(connected: SqlDriverAdapter & { underlyingDriver(): pg.Pool }): SqlDriverAdapter {
-  listenOnEveryConnection(connected.underlyingDriver());
-  const startTransaction = connected.startTransaction.bind(connected);
-  return Object.assign(connected, {
-    startTransaction: async (isolationLevel?: IsolationLevel) => releaseOnFailedEnd(await startTransaction(isolationLevel)),
-  });
 }

@@ -10,9 +10,7 @@ import type { PendingPacket } from "../ingest/types";
 import { statementsOf } from "@/testing/count-statements";
 import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
-import { errorResponse } from "../http/respond";
-import { database, inSqlTransaction, inTransaction, isUniqueViolation, sqlExecutor, type SqlExecutor } from "./client";
-import { POSTGRESQL_POOL_SIZE, POSTGRESQL_WRITERS_POOL_SIZE } from "./postgresql";
+import { database, inSqlTransaction, inTransaction, isUniqueViolation, type SqlExecutor } from "./client";
 
 /** The hot writers' transactions of raw statements (inSqlTransaction): the driver adapter's own, on both databases. */
 
@@ -40,29 +38,12 @@ async function waitingForLock(locktype: "advisory" | "transactionid"): Promise<n
 }
 
 /**
- * Until a second writer waits for the first, in this process: on PostgreSQL for its turn among the
- * ledger writers (decision 091), on SQLite for the adapter's lock; it asked for either before the
- * event loop's next turns.
+ * Until a second writer waits for the first: on PostgreSQL for the writers' advisory lock; on SQLite
+ * for the adapter's lock in this process, which it asked for before the event loop's next turns.
  */
 async function secondWaits(): Promise<void> {
-  await sleep(50);
-}
-
-/** Backends of the test database (not ours) waiting for a row's lock: the first waits for its holder's transaction, the rest for the row. */
-async function waitingForARow(): Promise<number> {
-  const result = await admin.query<{ waiting: number }>(
-    `SELECT COUNT(*)::int AS "waiting" FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE NOT l.granted AND l.locktype IN ('transactionid', 'tuple') AND a.datname = current_database() AND a.pid <> pg_backend_pid()`,
-  );
-  return result.rows[0]!.waiting;
-}
-
-/** Backends of the test database (not ours) inside a transaction: each holds a connection of Baton's. */
-async function backendsInTransaction(): Promise<number> {
-  const result = await admin.query<{ open: number }>(
-    `SELECT COUNT(*)::int AS "open" FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`,
-  );
-  return result.rows[0]!.open;
+  if (testsRunOnPostgresql()) await vi.waitFor(async () => expect(await waitingForLock("advisory")).toBe(1), { timeout: 5_000, interval: 20 });
+  else await sleep(50);
 }
 
 const source = { kind: "http", actor: "token:sql-transaction" } as const;
@@ -266,103 +247,6 @@ describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on Postg
     expect(await cursorNames("outside-the-ledger")).toEqual(["outside-the-ledger"]);
     openGate();
     await ledgerWriter;
-  });
-
-  it("ledger writers queued in this process hold no connection, and start in the order they asked", async () => {
-    const { happened: gate, fire: openGate } = signal();
-    const { happened: holding, fire: locked } = signal();
-    const started: number[] = [];
-    const first = inSqlTransaction(async (sql) => {
-      await insertCursor(sql, "queue-0");
-      locked();
-      await gate;
-    });
-    await holding;
-    const queued = [1, 2, 3, 4].map((index) =>
-      inSqlTransaction(async (sql) => {
-        started.push(index);
-        await insertCursor(sql, `queue-${index}`);
-      }),
-    );
-    // Time for a writer to take a connection and queue on the lock, as each did before decision 091: now only
-    // those with a turn (the holder, and the next waiting at the lock) do.
-    await sleep(200);
-    expect({ inTransaction: await backendsInTransaction(), waitingForTheLock: await waitingForLock("advisory") }).toEqual({
-      inTransaction: POSTGRESQL_WRITERS_POOL_SIZE,
-      waitingForTheLock: POSTGRESQL_WRITERS_POOL_SIZE - 1,
-    });
-    openGate();
-    await Promise.all([first, ...queued]);
-    expect(started).toEqual([1, 2, 3, 4]);
-    expect(await cursorNames("queue-")).toEqual(["queue-0", "queue-1", "queue-2", "queue-3", "queue-4"]);
-  });
-
-  it("a ledger writer does not wait for a connection while reads hold every pooled one", async () => {
-    await inSqlTransaction((sql) => insertCursor(sql, "read-blocker"));
-    // Another session holds the row (not `admin`: inside a transaction it would see pg_stat_activity as at its first look):
-    // each read below waits for it on a pooled connection of its own.
-    const holder = new pg.Client({ connectionString: temp().url });
-    await holder.connect();
-    await holder.query("BEGIN");
-    await holder.query(`SELECT * FROM "WorkerCursor" WHERE "name" = 'read-blocker' FOR UPDATE`);
-    const reader = await sqlExecutor();
-    const reads = Array.from({ length: POSTGRESQL_POOL_SIZE }, () =>
-      reader.query(Prisma.sql`SELECT "seq" FROM "WorkerCursor" WHERE "name" = 'read-blocker' FOR UPDATE`),
-    );
-    try {
-      await vi.waitFor(async () => expect(await waitingForARow()).toBe(POSTGRESQL_POOL_SIZE), { timeout: 5_000, interval: 20 });
-      await inSqlTransaction((sql) => insertCursor(sql, "beside-the-reads"));
-      expect(await waitingForARow()).toBe(POSTGRESQL_POOL_SIZE);
-    } finally {
-      await holder.query("ROLLBACK");
-      await holder.end();
-    }
-    await Promise.all(reads);
-    expect(await cursorNames("beside-the-reads")).toEqual(["beside-the-reads"]);
-  });
-
-  it("a ledger writer that waits past its wait is answered 503 busy, holding no connection or lock; the queue goes on", async () => {
-    vi.spyOn(console, "error").mockImplementation(() => undefined);
-    const { happened: gate, fire: openGate } = signal();
-    const { happened: holding, fire: locked } = signal();
-    const first = inSqlTransaction(async (sql) => {
-      await insertCursor(sql, "waited-0");
-      locked();
-      await gate;
-    });
-    await holding;
-    // The other turns taken: these wait at the lock.
-    const atTheLock = Array.from({ length: POSTGRESQL_WRITERS_POOL_SIZE - 1 }, (_, index) => inSqlTransaction((sql) => insertCursor(sql, `waited-at-lock-${index}`)));
-    await vi.waitFor(async () => expect(await waitingForLock("advisory")).toBe(POSTGRESQL_WRITERS_POOL_SIZE - 1), { timeout: 5_000, interval: 20 });
-    const failure = await inSqlTransaction((sql) => insertCursor(sql, "waited-too-long"), { maxWaitMs: 100 }).then(
-      () => null,
-      (error: unknown) => error,
-    );
-    const response = errorResponse(failure);
-    expect(response.status, String(failure)).toBe(503);
-    expect(await response.json()).toMatchObject({ error: { message: "The database is busy; retry shortly." } });
-    expect({ inTransaction: await backendsInTransaction(), waitingForTheLock: await waitingForLock("advisory") }).toEqual({
-      inTransaction: POSTGRESQL_WRITERS_POOL_SIZE,
-      waitingForTheLock: POSTGRESQL_WRITERS_POOL_SIZE - 1,
-    });
-    const next = inSqlTransaction((sql) => insertCursor(sql, "waited-next"));
-    openGate();
-    await Promise.all([first, ...atTheLock, next]);
-    vi.restoreAllMocks();
-    expect(await cursorNames("waited-")).toEqual(["waited-0", ...atTheLock.map((_, index) => `waited-at-lock-${index}`), "waited-next"]);
-  });
-
-  it("a ledger writer whose COMMIT fails frees the writers' connection and turn for the next", async () => {
-    const failure = await inSqlTransaction(async (sql) => {
-      await insertCursor(sql, "failed-commit");
-      // A foreign key checked at COMMIT: the COMMIT itself fails.
-      await sql.execute(Prisma.sql`CREATE TEMP TABLE "deferred_check" ("id" int PRIMARY KEY, "parent" int REFERENCES "deferred_check" ("id") DEFERRABLE INITIALLY DEFERRED) ON COMMIT DROP`);
-      await sql.execute(Prisma.sql`INSERT INTO "deferred_check" VALUES (1, 2)`);
-    }).then(() => null, (error: unknown) => error);
-    expect(String(failure)).toMatch(/foreign key|ForeignKeyConstraintViolation/i);
-    await inSqlTransaction((sql) => insertCursor(sql, "after-failed-commit"));
-    expect(await cursorNames("failed-commit")).toEqual([]);
-    expect(await cursorNames("after-failed-commit")).toEqual(["after-failed-commit"]);
   });
 
   it("a connection lost before COMMIT runs the work again on a new connection; the first run left nothing", async () => {

@@ -28,20 +28,13 @@ export async function insertRows(
   rows: readonly unknown[][],
   onConflict: Prisma.Sql = Prisma.empty,
 ): Promise<void> {
-  for (const statement of insertStatements(table, columns, rows, onConflict)) await sql.execute(statement);
-}
-
-/** insertRows's statements (none for no rows), for SqlExecutor.executeInOrder. */
-export function insertStatements(table: string, columns: readonly string[], rows: readonly unknown[][], onConflict: Prisma.Sql = Prisma.empty): Prisma.Sql[] {
   const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length));
   const columnList = Prisma.join(columns.map(quoted));
-  const statements: Prisma.Sql[] = [];
   for (let start = 0; start < rows.length; start += perStatement) {
     const chunk = rows.slice(start, start + perStatement);
     const values = Prisma.join(chunk.map((row) => Prisma.sql`(${Prisma.join(row)})`));
-    statements.push(Prisma.sql`INSERT INTO ${quoted(table)} (${columnList}) VALUES ${values} ${onConflict}`);
+    await sql.execute(Prisma.sql`INSERT INTO ${quoted(table)} (${columnList}) VALUES ${values} ${onConflict}`);
   }
-  return statements;
 }
 
 /**

@@ -1,7 +1,6 @@
 import "server-only";
 import { sqlExecutor, type SqlExecutor, type Tx } from "../db/client";
-import { insertStatements } from "../db/sql";
-import type { Prisma } from "../generated/prisma/client";
+import { insertRows } from "../db/sql";
 import { announceLedger } from "./bus";
 import type { LedgerKind } from "./dto";
 
@@ -27,12 +26,8 @@ export async function appendLedgerEvents(tx: Tx, events: NewLedgerEvent[], at: D
 
 /** appendLedgerEvents for a transaction of raw statements (lib/db/client.ts inSqlTransaction). */
 export async function writeLedgerEvents(sql: SqlExecutor, events: NewLedgerEvent[], at: Date): Promise<void> {
-  await sql.executeInOrder(ledgerEventStatements(events, at));
-}
-
-/** writeLedgerEvents's statements, to send with others (SqlExecutor.executeInOrder). */
-export function ledgerEventStatements(events: NewLedgerEvent[], at: Date): Prisma.Sql[] {
-  return insertStatements(
+  await insertRows(
+    sql,
     "LedgerEvent",
     EVENT_COLUMNS,
     events.map((event) => [

@@ -4,10 +4,10 @@ import { BatonError } from "../core/errors";
 import { Prisma } from "../generated/prisma/client";
 import { newId } from "../db/ids";
 import type { Flag } from "../contract/lint";
-import { ledgerEventStatements, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
+import { writeLedgerEvents, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
-import { packetUsageRows, recordBudgetCrossings, spendsOnBudgets, USAGE_COLUMNS } from "../views/usage/ingest-usage";
-import { inChunks, insertStatements, updateOnConflict } from "../db/sql";
+import { packetUsageRows, recordBudgetCrossings, USAGE_COLUMNS } from "../views/usage/ingest-usage";
+import { inChunks, insertRows, updateOnConflict } from "../db/sql";
 import { threadOutsideProject } from "../contract/project-binding";
 import { planVersion } from "./supersede";
 import { readThreads, THREAD_COLUMNS, THREAD_UPDATED_COLUMNS, threadFor, threadRow, type ThreadState } from "./thread-state";
@@ -143,11 +143,8 @@ export async function storeBatch(
   const results: (IngestResult | BatonError | undefined)[] = new Array(items.length);
   const newKeys = await checkKeys(sql, items, results);
   const open = items.map((item, index) => ({ item, index })).filter(({ index }) => results[index] === undefined);
-  // Both reads at once: on the ledger writers' connection they share one round trip (decision 091).
-  const [known, read] = await Promise.all([
-    readExistingVersions(sql, [...new Set(open.map(({ item }) => item.packet.contentHash))]),
-    readThreads(sql, [...new Set(open.map(({ item }) => item.packet.threadKey))]),
-  ]);
+  const known = await readExistingVersions(sql, [...new Set(open.map(({ item }) => item.packet.contentHash))]);
+  const read = await readThreads(sql, [...new Set(open.map(({ item }) => item.packet.threadKey))]);
   const threads = read.threads;
   let arrivalSeq = read.lastArrivalSeq;
 
@@ -205,30 +202,20 @@ export async function storeBatch(
     results[index] = result;
   }
 
-  // Thread rows first (new ones without an active version), then what refers to them. The
-  // statements go in order, together where the connection allows (decision 091): one round trip.
+  // Thread rows first (new ones without an active version), then what refers to them.
   const changed = [...threads.values()].filter((thread) => thread.changed);
-  let writes = [
-    ...insertStatements("Thread", THREAD_COLUMNS, changed.filter((t) => t.isNew).map((t) => threadRow(t, false))),
-    ...insertStatements("PacketVersion", VERSION_COLUMNS, versionRows),
-    ...insertStatements("Risk", RISK_COLUMNS, riskRows),
-    ...insertStatements("AgentQuestion", QUESTION_COLUMNS, questionRows),
-    ...insertStatements("FailedAttempt", FAILED_ATTEMPT_COLUMNS, failedRows),
-    ...insertStatements("PacketLocation", ["versionId", "sourcePath", "workspaceRoot", "recordedAt"], locationRows),
-    ...insertStatements("PacketReport", ["versionId", "ref", "json", "bytes"], reportRows),
-    ...insertStatements("PacketUsage", USAGE_COLUMNS, usageRows),
-  ];
-  if (spendsOnBudgets(usageRows)) {
-    // Budgets of the projects that spent in this batch (lib/views/usage) read the usage just written: one event per budget per period.
-    await sql.executeInOrder(writes);
-    writes = [];
-    events.push(...(await recordBudgetCrossings(sql, usageRows, new Date())));
-  }
-  await sql.executeInOrder([
-    ...writes,
-    ...insertStatements("Thread", THREAD_COLUMNS, changed.map((t) => threadRow(t, true)), updateOnConflict("id", THREAD_UPDATED_COLUMNS)),
-    ...ledgerEventStatements(events, new Date()),
-    ...insertStatements("IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], keyRows),
-  ]);
+  await insertRows(sql, "Thread", THREAD_COLUMNS, changed.filter((t) => t.isNew).map((t) => threadRow(t, false)));
+  await insertRows(sql, "PacketVersion", VERSION_COLUMNS, versionRows);
+  await insertRows(sql, "Risk", RISK_COLUMNS, riskRows);
+  await insertRows(sql, "AgentQuestion", QUESTION_COLUMNS, questionRows);
+  await insertRows(sql, "FailedAttempt", FAILED_ATTEMPT_COLUMNS, failedRows);
+  await insertRows(sql, "PacketLocation", ["versionId", "sourcePath", "workspaceRoot", "recordedAt"], locationRows);
+  await insertRows(sql, "PacketReport", ["versionId", "ref", "json", "bytes"], reportRows);
+  await insertRows(sql, "PacketUsage", USAGE_COLUMNS, usageRows);
+  // Budgets of the projects that spent in this batch (lib/views/usage): one event per budget per period.
+  events.push(...(await recordBudgetCrossings(sql, usageRows, new Date())));
+  await insertRows(sql, "Thread", THREAD_COLUMNS, changed.map((t) => threadRow(t, true)), updateOnConflict("id", THREAD_UPDATED_COLUMNS));
+  await writeLedgerEvents(sql, events, new Date());
+  await insertRows(sql, "IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], keyRows);
   return { results: results as (IngestResult | BatonError)[], stored: versionRows.length };
 }

@@ -34,12 +34,6 @@ export function packetUsageRows(canonical: CanonicalPacket, version: { versionId
   ];
 }
 
-/** A usage row (packetUsageRows) with a project and a cost: it may cross a budget. */
-const spendsOnBudget = (row: readonly unknown[]) => row[3] !== null && row[7] !== null;
-
-/** Whether any of the batch's usage rows may cross a budget (then recordBudgetCrossings reads them back). */
-export const spendsOnBudgets = (usageRows: readonly unknown[][]) => usageRows.some(spendsOnBudget);
-
 /**
  * After a batch's usage rows are written, in its transaction: each budget of the projects that
  * spent is summed over its current period, and a crossed one records its crossing once per
@@ -48,7 +42,7 @@ export const spendsOnBudgets = (usageRows: readonly unknown[][]) => usageRows.so
 export async function recordBudgetCrossings(sql: SqlExecutor, usageRows: readonly unknown[][], at: Date): Promise<NewLedgerEvent[]> {
   // Project -> its last packet with a cost in the batch: the crossing's thread, and the day that decides the period.
   const spending = new Map<string, { threadKey: string; day: string }>();
-  for (const row of usageRows) if (spendsOnBudget(row)) spending.set(row[3] as string, { threadKey: row[1] as string, day: row[4] as string });
+  for (const row of usageRows) if (row[3] !== null && row[7] !== null) spending.set(row[3] as string, { threadKey: row[1] as string, day: row[4] as string });
   if (!spending.size) return [];
   const budgets = await inChunks([...spending.keys()], (projects) =>
     sql.query<{ id: string; project: string; period: string; amount: number; currency: string }>(
