@@ -72,8 +72,12 @@ export async function databaseCpu(database: BenchDatabase): Promise<DatabaseCpu 
   return {
     async since() {
       let total = 0;
-      // A backend that started meanwhile counts whole; one that ended meanwhile is lost (the pools keep theirs open).
-      for (const [pid, ms] of await cpuOf()) total += ms - (start.get(pid) ?? 0);
+      // A backend that started meanwhile counts whole; one that ended meanwhile is lost (the pools keep theirs open),
+      // also when it ends between the query and the read of its /proc entry (NaN).
+      for (const [pid, ms] of await cpuOf()) {
+        const before = start.get(pid) ?? 0;
+        if (Number.isFinite(ms) && Number.isFinite(before)) total += ms - before;
+      }
       return total;
     },
   };
