@@ -6,7 +6,7 @@ import { threadWorkOf } from "../integrations/thread-work";
 import type { ThreadWorkDto } from "../integrations/dto";
 import type { CardUsageDto } from "../views/usage/dto";
 import { cardUsageOf, type UsageColumns } from "../views/usage/version-usage";
-import { cardColumnsOf, humanSectionOf, toCard, type CardRow } from "../views/threads/queries";
+import { cardColumnsOf, humanSectionOf, LATEST_HUMAN_SECTION, toCard, type CardRow } from "../views/threads/queries";
 import type { ThreadCardDto } from "../views/threads/dto";
 import type { VersionPlace } from "../views/verdict/version";
 
@@ -44,7 +44,6 @@ type Row = CardRow & UsageColumns & {
   review: string | null;
 };
 
-// The latest human revision is picked on the (versionId, revision) index, per card.
 const CARD_ROWS = Prisma.sql`SELECT t."id", t."key", t."agent", t."project", t."branch", t."topic", t."archived", t."updatedAt",
     t."lastSessionKind", t."lastSessionAt",
     v."id" AS "versionId", v."receivedAt", v."producerCreatedAt", v."summary", v."taskId", v."nextAction", v."highestSeverity",
@@ -52,7 +51,7 @@ const CARD_ROWS = Prisma.sql`SELECT t."id", t."key", t."agent", t."project", t."
     v."project" AS "versionProject", v."sourcePath", v."workspaceRoot",
     l."sourcePath" AS "locationSourcePath", l."workspaceRoot" AS "locationWorkspaceRoot",
     (SELECT COUNT(*) FROM "PacketReport" p WHERE p."versionId" = v."id") AS "reportCount",
-    (SELECT h."section" FROM "HumanRevision" h WHERE h."versionId" = v."id" ORDER BY h."revision" DESC LIMIT 1) AS "humanSection",
+    ${LATEST_HUMAN_SECTION},
     u."versionId" AS "usageVersionId", u."inputTokens", u."outputTokens", u."costAmount", u."costCurrency", u."model", u."durationMs",
     w."pullRequest", w."ci", w."review"
   FROM "Thread" t

@@ -3,6 +3,7 @@ import { decideColumn } from "../columns";
 import { config } from "../../server/config";
 import { inTransaction, sqlExecutor, type Tx } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
+import { optionalInstant } from "../../db/sql";
 import { announceLedger } from "../../events/bus";
 import { appendLedgerEvents } from "../../events/ledger";
 import { SESSION_EVENT_KINDS, type SessionEventKind } from "../../views/threads/dto";
@@ -42,7 +43,6 @@ interface CandidateRow {
 }
 
 const DECISION_ACTIONS = Prisma.sql`('approved', 'intervened')`;
-const asDate = (value: string | null) => (value === null ? null : new Date(value));
 const asSessionKind = (kind: string | null) => (SESSION_EVENT_KINDS as readonly string[]).includes(kind ?? "") ? (kind as SessionEventKind) : null;
 
 /** Active threads whose packet and session report are both older than the cutoff (the decision is judged after). */
@@ -61,9 +61,9 @@ async function readCandidates(cutoff: Date): Promise<StaleCandidate[]> {
     activeVersionId: row.activeVersionId,
     activeReceivedAt: new Date(row.activeReceivedAt),
     lastSessionKind: asSessionKind(row.lastSessionKind),
-    lastSessionAt: asDate(row.lastSessionAt),
-    staleNotifiedFor: asDate(row.staleNotifiedFor),
-    decidedAt: asDate(row.decidedAt),
+    lastSessionAt: optionalInstant(row.lastSessionAt),
+    staleNotifiedFor: optionalInstant(row.staleNotifiedFor),
+    decidedAt: optionalInstant(row.decidedAt),
   }));
 }
 

@@ -3,11 +3,11 @@ import { handoffWork } from "../../integrations/thread-work";
 import { sqlExecutor } from "../../db/client";
 import { Prisma, type PacketVersion } from "../../generated/prisma/client";
 import { packetDto, type PacketDto } from "./dto";
-import { sectionOf, type HumanSection } from "../../human/section";
+import type { HumanSection } from "../../human/section";
 import { latestHumanSections } from "../../human/latest-revision";
 import { instant, optionalInstant, type ExecutorRow } from "../../db/sql";
 import { placeOf } from "../verdict/roots";
-import { notFound } from "./queries";
+import { humanSectionOf, LATEST_HUMAN_SECTION, notFound } from "./queries";
 
 /** One packet's reads: its stored version (every export of it), its human section, and the merged handoff the next session reads. */
 
@@ -79,7 +79,7 @@ export async function getMergedHandoff(key: string): Promise<{ packetId: string;
   const [[row], work] = await Promise.all([
     sql.query<{ id: string; receivedJson: string; humanSection: string | null }>(
       Prisma.sql`SELECT v."id", v."receivedJson",
-          (SELECT h."section" FROM "HumanRevision" h WHERE h."versionId" = v."id" ORDER BY h."revision" DESC LIMIT 1) AS "humanSection"
+          ${LATEST_HUMAN_SECTION}
         FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
         WHERE t."key" = ${key}`,
     ),
@@ -91,7 +91,7 @@ export async function getMergedHandoff(key: string): Promise<{ packetId: string;
   for (const field of Object.keys(received)) {
     if (field !== "human") Object.defineProperty(merged, field, { value: received[field], enumerable: true });
   }
-  merged.human = sectionOf(row.humanSection === null ? [] : [{ section: row.humanSection }]);
+  merged.human = humanSectionOf(row);
   // Beside the human section: Baton's, not the agent's.
   Object.assign(merged, work);
   return { packetId: row.id, body: merged };

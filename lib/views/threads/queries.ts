@@ -213,6 +213,12 @@ export function cardColumnsOf(row: CardRow): CardColumns {
   };
 }
 
+/**
+ * The latest human revision's section of the version aliased `v`, as the column "humanSection":
+ * picked on the (versionId, revision) index, one per row (the board's cards, the thread page, the merged handoff).
+ */
+export const LATEST_HUMAN_SECTION = Prisma.sql`(SELECT h."section" FROM "HumanRevision" h WHERE h."versionId" = v."id" ORDER BY h."revision" DESC LIMIT 1) AS "humanSection"`;
+
 /** The human section of a card row's latest revision (the empty one when no person acted). */
 export const humanSectionOf = (row: Pick<CardRow, "humanSection">): HumanSection => sectionOf(row.humanSection === null ? [] : [{ section: row.humanSection }]);
 
@@ -224,7 +230,7 @@ export async function getThreadDetail(key: string): Promise<ThreadDetailDto> {
     Prisma.sql`SELECT t."id", t."key", t."agent", t."project", t."branch", t."topic", t."archived", t."updatedAt", t."lastSessionKind", t."lastSessionAt",
         v."id" AS "versionId", v."receivedAt", v."producerCreatedAt", v."summary", v."taskId", v."nextAction", v."highestSeverity",
         v."riskCounts", v."questionCount", v."flags",
-        (SELECT h."section" FROM "HumanRevision" h WHERE h."versionId" = v."id" ORDER BY h."revision" DESC LIMIT 1) AS "humanSection"
+        ${LATEST_HUMAN_SECTION}
       FROM "Thread" t JOIN "PacketVersion" v ON v."id" = t."activeVersionId"
       WHERE t."key" = ${key}`,
   );
