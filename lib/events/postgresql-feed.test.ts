@@ -75,8 +75,9 @@ describe.runIf(testsRunOnPostgresql())("the PostgreSQL ledger feed", () => {
   });
 
   it("commits announced within the live batch window after a read reach the subscribers as one batch", async () => {
-    // A long window, so that three small commits surely fall within it on a busy machine.
-    const feed = newFeed(1_000, 1_500);
+    // A long window, so that three small commits surely fall within it on a busy machine: it opens
+    // at start()'s read, and with 1.5 s a saturated CI machine let it close after the first commit.
+    const feed = newFeed(1_000, 4_000);
     await feed.start();
     const batches: number[][] = [];
     const unsubscribe = feed.subscribe(null, { onEvents: (batch) => batches.push(batch.map((event) => event.seq)) });
