@@ -1,6 +1,6 @@
 import "server-only";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { database, inTransaction, sqlExecutor } from "../db/client";
+import { database, inSqlStatements, inTransaction, sqlExecutor } from "../db/client";
 import { BatonError } from "../core/errors";
 import { newId } from "../db/ids";
 import { Prisma } from "../generated/prisma/client";
@@ -178,7 +178,8 @@ export async function authenticateBearer(header: string | null, scope: TokenScop
   if (now - (lastUsedWrites.get(row.id) ?? 0) > LAST_USED_WRITE_INTERVAL_MS) {
     lastUsedWrites.set(row.id, now);
     try {
-      await inTransaction((tx) => tx.$executeRaw`UPDATE "ApiToken" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${row.id}`);
+      // One statement outside the writers' turn: bookkeeping that no ledger row depends on (issue 15).
+      await inSqlStatements((sql) => sql.execute(Prisma.sql`UPDATE "ApiToken" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${row.id}`));
     } catch (error) {
       // Bookkeeping: a busy database must not refuse the request it describes (a read
       // would answer 503 for it). The next request writes it.

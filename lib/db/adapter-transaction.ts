@@ -20,6 +20,12 @@ export interface TransactionOptions {
   timeoutMs?: number;
   /** False for a write that appends no ledger row and touches no row another writer reads and writes back: it skips the writers' turn. */
   ledger?: boolean;
+  /**
+   * False for a write whose loss in a database crash harms nothing (a heartbeat: the next one
+   * says the same): on PostgreSQL its COMMIT does not wait for the WAL flush, which the writers'
+   * turn would otherwise wait for too (decision 092). Commit order, and so the ledger's order, is kept.
+   */
+  flushed?: boolean;
 }
 
 const rawStatement = (sql: string): SqlQuery => ({ sql, args: [], argTypes: [] });
@@ -43,7 +49,7 @@ export interface AdapterTransactionPath {
 export const postgresqlTransactionPath: AdapterTransactionPath = {
   async opened(transaction, timeoutMs, options) {
     // The server's idle guard a little after the timer's ROLLBACK: it is for a process that stopped talking.
-    const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs + IDLE_GUARD_SLACK_MS}`;
+    const guard = `SET LOCAL statement_timeout = ${timeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${timeoutMs + IDLE_GUARD_SLACK_MS}${options.flushed === false ? "; SET LOCAL synchronous_commit = off" : ""}`;
     await transaction.executeRaw(rawStatement(options.ledger === false ? guard : `${guard}; SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`));
   },
   executor: (transaction, stillOpen) => postgresqlAdapterExecutor(transaction, stillOpen),

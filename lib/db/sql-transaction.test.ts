@@ -128,8 +128,9 @@ describe("a transaction of raw statements", () => {
     const quiet = await statementsOf(() => recordSessionEvent("counted", { kind: "heartbeat" }, { actor: source.actor }));
     // PostgreSQL: through Prisma's transactions (BEGIN, the lock and COMMIT included) they were 9, 8 and 5: the last
     // arrival sequence comes with the threads, and a quiet heartbeat needs no transaction; since decision 088 a quiet
-    // heartbeat is one statement (it was 3), and a recorded one's first is that statement. SQLite: as through Prisma's.
-    expect({ packet, recorded, quiet }).toEqual(testsRunOnPostgresql() ? { packet: 8, recorded: 8, quiet: 1 } : { packet: 7, recorded: 7, quiet: 5 });
+    // heartbeat is one statement (it was 3), and a recorded one's first is that statement; since decision 092 a recorded
+    // one's writes are one statement in the writers' turn (it was 8: BEGIN, the lock, 4 statements, COMMIT). SQLite: as through Prisma's.
+    expect({ packet, recorded, quiet }).toEqual(testsRunOnPostgresql() ? { packet: 8, recorded: 5, quiet: 1 } : { packet: 7, recorded: 7, quiet: 5 });
   });
 
   it("two writers ingesting one thread take turns", async () => {
@@ -234,6 +235,31 @@ describe.runIf(!testsRunOnPostgresql())("a transaction of raw statements on SQLi
 });
 
 describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on PostgreSQL", () => {
+  it("a recorded heartbeat's COMMIT does not wait for the WAL flush; a packet's and a session's other reports do", async () => {
+    /** Whether `write` turned synchronous_commit off, from the statements this process sent. */
+    const synchronousCommit = async (write: () => Promise<unknown>) => {
+      const texts: string[] = [];
+      const original = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const first = args[0] as string | { text?: string };
+        texts.push(typeof first === "string" ? first : (first?.text ?? ""));
+        return (original as (...all: unknown[]) => unknown).apply(this, args);
+      } as typeof original;
+      try {
+        await write();
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+      return texts.some((text) => text.includes("synchronous_commit = off")) ? "off" : "on";
+    };
+    await ingestPacket({ thread: "flushed", summary: "first", next_action: "go" }, source);
+    expect(await synchronousCommit(() => ingestPacket({ thread: "flushed", summary: "second", next_action: "go on" }, source))).toBe("on");
+    expect(await synchronousCommit(() => recordSessionEvent("flushed", { kind: "session_started" }, { actor: source.actor }))).toBe("on");
+    expect(await synchronousCommit(() => recordSessionEvent("flushed", { kind: "heartbeat" }, { actor: source.actor }))).toBe("off");
+    const [latest] = (await admin.query(`SELECT "kind" FROM "LedgerEvent" WHERE "threadKey" = 'flushed' ORDER BY "seq" DESC LIMIT 1`)).rows;
+    expect(latest).toEqual({ kind: "heartbeat" });
+  });
+
   it("a write outside the ledger does not wait for the writers' lock", async () => {
     const { happened: gate, fire: openGate } = signal();
     const { happened: holding, fire: locked } = signal();

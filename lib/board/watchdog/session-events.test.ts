@@ -305,3 +305,20 @@ describe("a quiet heartbeat (one that records no ledger event)", () => {
     });
   });
 });
+
+describe("a recorded report (one statement in the writers' turn on PostgreSQL)", () => {
+  it("from a token of another project, or on a thread without a packet, writes neither the thread nor the ledger", async () => {
+    const key = await threadWithPacket("bound-recorded", { project: "beta" });
+    const before = { session: await lastSession(key), events: await sessionEvents(key) };
+    await expect(recordSessionEvent(key, { kind: "session_started", session_id: "s-9" }, { actor: "agent-7", project: "alpha" })).rejects.toMatchObject({
+      code: "forbidden",
+      details: { thread_key: key, thread_project: "beta", token_project: "alpha" },
+    });
+    expect({ session: await lastSession(key), events: await sessionEvents(key) }).toEqual(before);
+    await expect(recordSessionEvent("watchdog/no-such-thread", { kind: "session_ended" }, { actor: "agent-7" })).rejects.toMatchObject({ code: "not_found" });
+    expect(await (await database()).ledgerEvent.count({ where: { threadKey: "watchdog/no-such-thread" } })).toBe(0);
+    const own = await recordSessionEvent(key, { kind: "session_started", session_id: "s-9", note: "go" }, { actor: "agent-7", project: "beta" });
+    expect(own).toMatchObject({ applied: true, recorded: true, column: "running" });
+    expect((await sessionEvents(key)).slice(-1)).toEqual([{ kind: "session_started", actor: "agent-7", at: own.at, data: { session_id: "s-9", note: "go" } }]);
+  });
+});

@@ -7,8 +7,8 @@ import { config } from "../../server/config";
 import { databaseDialect, inSqlStatements, inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import { isoTime } from "../../core/iso-time";
-import { Prisma, type Thread } from "../../generated/prisma/client";
-import type { ExecutorRow } from "../../db/sql";
+import { Prisma } from "../../generated/prisma/client";
+import { quietHeartbeatStatement, recordedSessionStatement, type SessionThreadRow } from "./session-statements";
 import { announceLedger } from "../../events/bus";
 import { writeLedgerEvents } from "../../events/ledger";
 import { invisibleCharacter } from "../../contract/validate";
@@ -82,7 +82,7 @@ function reportTime(request: SessionEventRequest, now: Date): Date {
   return at;
 }
 
-type ThreadRow = ExecutorRow<Pick<Thread, "id" | "activeVersionId" | "project" | "archived" | "activeReceivedAt" | "lastSessionKind" | "lastSessionAt">>;
+type ThreadRow = SessionThreadRow;
 
 /** The thread a session event is about: it must have a packet, and be of the reporting token's project. */
 async function activeThread(sql: SqlExecutor, threadKey: string, project: string | null | undefined): Promise<ThreadRow & { activeVersionId: string }> {
@@ -110,7 +110,12 @@ async function heartbeatRecordedJustBefore(sql: SqlExecutor, threadKey: string, 
   const [latest] = await sql.query<{ kind: string; at: string }>(
     Prisma.sql`SELECT "kind", "at" FROM "LedgerEvent" WHERE "threadKey" = ${threadKey} ORDER BY "seq" DESC LIMIT 1`,
   );
-  return latest?.kind === "heartbeat" && new Date(latest.at).getTime() > at.getTime() - HEARTBEAT_LEDGER_INTERVAL_MS;
+  return latest?.kind === "heartbeat" && new Date(latest.at).getTime() > heartbeatSince(at).getTime();
+}
+
+/** A session event's ledger data: agent text like a packet's, so secrets in it never reach the ledger (decision 020). */
+function sessionEventData(request: SessionEventRequest) {
+  return { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null };
 }
 
 type SessionWrite = { applied: boolean; recorded: boolean; thread: ThreadRow; lastSession: SessionAtWorkInput["lastSession"] };
@@ -130,7 +135,9 @@ export async function recordSessionEvent(
   const session = { threadKey, request, at, now, actor: options.actor, project: options.project };
   const quiet = request.kind === "heartbeat" ? await quietHeartbeat(session) : null;
   // The check of quietHeartbeat is repeated in turn here (another heartbeat may have recorded since).
-  const { applied, recorded, thread, lastSession } = quiet ?? (await inSqlTransaction(writeSession(session, { quiet: false })));
+  const record = databaseDialect() === "postgresql" ? recordInOneStatement(session) : writeSession(session, { quiet: false });
+  // A heartbeat lost in a database crash is said again by the next one: its COMMIT need not wait for the disk.
+  const { applied, recorded, thread, lastSession } = quiet ?? (await inSqlTransaction(record, { flushed: request.kind !== "heartbeat" }));
   if (recorded) announceLedger();
   const card = Number(thread.archived) ? null : (atWork(thread, lastSession, now.getTime()) ?? (await findPlacedCard(threadKey, now.getTime())));
   return sessionEventResultDto.parse({
@@ -175,8 +182,7 @@ function writeSession(report: SessionReport, { quiet }: { quiet: boolean }) {
             threadKey,
             versionId: thread.activeVersionId,
             actor: report.actor,
-            // Agent text like a packet's: secrets in it never reach the ledger (decision 020).
-            data: { session_id: request.session_id ? redactString(request.session_id) : null, note: request.note ? redactString(request.note) : null },
+            data: sessionEventData(request),
             at,
           },
         ],
@@ -200,40 +206,34 @@ async function quietHeartbeat(report: SessionReport): Promise<SessionWrite | nul
   return inSqlStatements(writeSession(report, { quiet: true }));
 }
 
-/**
- * A quiet heartbeat on PostgreSQL in one statement (issue 15: three round trips, each waiting for
- * a pooled connection under load; docs/decisions/088-one-statement-quiet-heartbeat.md). It updates
- * the thread only when every rule of writeSession allows: the thread has a packet, is of the
- * token's project (threadOutsideProject's equality), its latest ledger event is a heartbeat from
- * less than a minute before, and the report is not older than the stored one. The thread row it
- * returns is read before the update (as activeThread reads it) and judged by reportableThread.
- */
+/** A quiet heartbeat on PostgreSQL in one statement (docs/decisions/088-one-statement-quiet-heartbeat.md). */
 async function quietHeartbeatInOneStatement(report: SessionReport): Promise<SessionWrite | null> {
   const { threadKey, at, project } = report;
-  const since = new Date(at.getTime() - HEARTBEAT_LEDGER_INTERVAL_MS);
-  const [row] = await inSqlStatements((sql) =>
-    sql.query<ThreadRow & { quiet: number; changed: number }>(
-      Prisma.sql`WITH "quiet" AS (
-          SELECT 1 FROM (SELECT "kind", "at" FROM "LedgerEvent" WHERE "threadKey" = ${threadKey} ORDER BY "seq" DESC LIMIT 1) AS "latest"
-          WHERE "kind" = 'heartbeat' AND "at" > ${since}
-        ), "updated" AS (
-          UPDATE "Thread" SET "lastSessionKind" = 'heartbeat', "lastSessionAt" = ${at}
-          WHERE "key" = ${threadKey} AND "activeVersionId" IS NOT NULL AND EXISTS (SELECT 1 FROM "quiet")
-            ${project ? Prisma.sql`AND "project" = ${project}` : Prisma.empty}
-            AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})
-          RETURNING 1
-        )
-        SELECT "id", "activeVersionId", "project", "archived", "activeReceivedAt", "lastSessionKind", "lastSessionAt",
-          EXISTS (SELECT 1 FROM "quiet") AS "quiet", (SELECT count(*) FROM "updated") AS "changed"
-        FROM "Thread" WHERE "key" = ${threadKey}`,
-    ),
-  );
+  const row = await inSqlStatements((sql) => quietHeartbeatStatement(sql, { threadKey, kind: "heartbeat", at, project }, heartbeatSince(at)));
   // The same refusals as writeSession's (404, another project's thread): the statement wrote nothing then.
   const thread = reportableThread(row, threadKey, project);
   if (!row!.quiet) return null;
   const applied = Number(row!.changed) === 1;
   return { applied, recorded: false, thread, lastSession: applied ? { kind: "heartbeat", at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt) };
 }
+
+/**
+ * writeSession's writes on PostgreSQL in one statement, in the writers' turn: its lock is held
+ * for that statement and the COMMIT instead of four statements' round trips
+ * (docs/decisions/092-one-statement-session-report.md).
+ */
+function recordInOneStatement(report: SessionReport) {
+  const { threadKey, request, at, project } = report;
+  return async (sql: SqlExecutor): Promise<SessionWrite> => {
+    const event = { heartbeatSince: heartbeatSince(at), actor: report.actor, data: JSON.stringify(sessionEventData(request)) };
+    const row = await recordedSessionStatement(sql, { threadKey, kind: request.kind, at, project }, event);
+    const thread = reportableThread(row, threadKey, project);
+    const applied = Number(row!.changed) === 1;
+    return { applied, recorded: Number(row!.recorded) === 1, thread, lastSession: applied ? { kind: request.kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt) };
+  };
+}
+
+const heartbeatSince = (at: Date) => new Date(at.getTime() - HEARTBEAT_LEDGER_INTERVAL_MS);
 
 const NO_FILTERS = threadFiltersSchema.parse({});
 

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Person } from "../../auth/roles";
 import { createFirstAdmin } from "../../auth/users";
 import { loadBoard } from "../board";
-import { database, inTransaction } from "../../db/client";
+import { database, inSqlTransaction } from "../../db/client";
 import { decide } from "../../human/actions";
 import { ingestPacket } from "../../ingest/ingest";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
@@ -148,13 +148,13 @@ describe("checkStale", () => {
     expect(spell).not.toBeNull();
     expect(await checkFor(recorded, NOW)).toHaveLength(1);
     // As another instance would, from the reading it made before the first one wrote.
-    expect(await inTransaction((tx) => recordStaleSpell(tx, reading, spell, at(NOW), 24))).toBe(false);
+    expect(await inSqlTransaction((sql) => recordStaleSpell(sql, reading, spell, at(NOW), 24))).toBe(false);
     expect(await staleEvents(recorded)).toHaveLength(1);
 
     const woke = await threadReceivedAt(NOW - 30 * HOUR);
     const before = await candidateFor(woke);
     await recordSessionEvent(woke, { kind: "heartbeat", at: at(NOW - 10 * 60_000).toISOString() }, { actor: "token:test", now: at(NOW) });
-    expect(await inTransaction((tx) => recordStaleSpell(tx, before, staleSpellOf(before, NOW, 24 * HOUR)!, at(NOW), 24))).toBe(false);
+    expect(await inSqlTransaction((sql) => recordStaleSpell(sql, before, staleSpellOf(before, NOW, 24 * HOUR)!, at(NOW), 24))).toBe(false);
     expect(await staleEvents(woke)).toEqual([]);
   });
 

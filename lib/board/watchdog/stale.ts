@@ -1,11 +1,11 @@
 import "server-only";
 import { decideColumn } from "../columns";
 import { config } from "../../server/config";
-import { inTransaction, sqlExecutor, type Tx } from "../../db/client";
+import { inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
 import { optionalInstant } from "../../db/sql";
 import { announceLedger } from "../../events/bus";
-import { appendLedgerEvents } from "../../events/ledger";
+import { writeLedgerEvents } from "../../events/ledger";
 import { SESSION_EVENT_KINDS, type SessionEventKind } from "../../views/threads/dto";
 
 /**
@@ -95,8 +95,8 @@ export function staleSpellOf(candidate: StaleCandidate, now: number, staleMs: nu
  * happened since the candidate was read. So two checks (in one process or two)
  * that saw the same spell record it once. Returns whether this one did.
  */
-export async function recordStaleSpell(tx: Tx, candidate: StaleCandidate, spell: StaleSpell, now: Date, staleHours: number): Promise<boolean> {
-  const updated = await tx.$executeRaw(
+export async function recordStaleSpell(sql: SqlExecutor, candidate: StaleCandidate, spell: StaleSpell, now: Date, staleHours: number): Promise<boolean> {
+  const updated = await sql.execute(
     Prisma.sql`UPDATE "Thread" SET "staleNotifiedFor" = ${spell.lastActivity}
       WHERE "id" = ${candidate.id} AND "archived" = FALSE AND "activeVersionId" = ${candidate.activeVersionId}
         AND "lastSessionAt" IS NOT DISTINCT FROM ${candidate.lastSessionAt}
@@ -105,8 +105,8 @@ export async function recordStaleSpell(tx: Tx, candidate: StaleCandidate, spell:
           AND h."action" IN ${DECISION_ACTIONS} AND h."at" > ${candidate.decidedAt ?? new Date(0)})`,
   );
   if (updated !== 1) return false;
-  await appendLedgerEvents(
-    tx,
+  await writeLedgerEvents(
+    sql,
     [
       {
         kind: "thread_stale",
@@ -131,7 +131,8 @@ export async function checkStale(now: Date = new Date()): Promise<StaleSpell[]> 
     const spell = staleSpellOf(candidate, now.getTime(), staleMs);
     if (!spell) continue;
     // One transaction per spell: a busy database delays one thread, not the whole check.
-    if (await inTransaction((tx) => recordStaleSpell(tx, candidate, spell, now, staleHours))) recorded.push(spell);
+    // Raw statements on the adapter's transaction: the writers' turn for two statements, not Prisma's pipeline (issue 15).
+    if (await inSqlTransaction((sql) => recordStaleSpell(sql, candidate, spell, now, staleHours))) recorded.push(spell);
   }
   if (recorded.length) announceLedger();
   return recorded;
