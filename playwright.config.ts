@@ -26,7 +26,7 @@ const BOTH_PASSES = process.env.BATON_E2E_BOTH_PASSES === "1";
 /** These two are projects of their own (below), run before the app's specs. */
 const OWN_PROJECTS = ["first-run", "empty-board"];
 const SQLITE_SERVERS = ["busy-database", "crash-safety", "overload", "memory", "glance"];
-const ON_POSTGRESQL_WHEN_BOTH = ["a11y", "hostile-content", "arrival-order", "instances", "stream", "loop"];
+const ON_POSTGRESQL_WHEN_BOTH = ["a11y", "hostile-content", "arrival-order", "instances", "wait", "stream", "loop"];
 const specName = (file: string) => path.basename(file).replace(/\.spec\.ts$/, "");
 const appSpecs = readdirSync("e2e").filter((file) => file.endsWith(".spec.ts")).map(specName);
 /**

@@ -33,7 +33,9 @@ async function addGithubIntegration(page: Page, name: string): Promise<Integrati
 
 function deliver(request: APIRequestContext, integration: Integration, event: string, payload: unknown, options: { deliveryId?: string; secret?: string } = {}) {
   const body = JSON.stringify(payload);
-  return request.post(integration.path, { headers: githubHeaders(options.secret ?? integration.secret, event, body, options.deliveryId), data: body });
+  // maxRetries: after the page's waits the request's keep-alive socket may sit idle for the server's
+  // 5 s and be closed as the next delivery is written (ECONNRESET, seen once in CI): it is sent again.
+  return request.post(integration.path, { headers: githubHeaders(options.secret ?? integration.secret, event, body, options.deliveryId), data: body, maxRetries: 1 });
 }
 
 async function expectOutcome(response: Awaited<ReturnType<typeof deliver>>, outcome: string) {
