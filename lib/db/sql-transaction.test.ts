@@ -7,7 +7,7 @@ import { recordSessionEvent } from "../board/watchdog/session-events";
 import { ingestPacket } from "../ingest/ingest";
 import { storeBatch } from "../ingest/store-batch";
 import type { PendingPacket } from "../ingest/types";
-import { statementsOf } from "@/testing/count-statements";
+import { statementsOf, statementTextsOf } from "@/testing/count-statements";
 import { testsRunOnPostgresql } from "@/testing/postgresql";
 import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { database, inSqlTransaction, inTransaction, isUniqueViolation, type SqlExecutor } from "./client";
@@ -237,21 +237,8 @@ describe.runIf(!testsRunOnPostgresql())("a transaction of raw statements on SQLi
 describe.runIf(testsRunOnPostgresql())("a transaction of raw statements on PostgreSQL", () => {
   it("a recorded heartbeat's COMMIT does not wait for the WAL flush; a packet's and a session's other reports do", async () => {
     /** Whether `write` turned synchronous_commit off, from the statements this process sent. */
-    const synchronousCommit = async (write: () => Promise<unknown>) => {
-      const texts: string[] = [];
-      const original = pg.Client.prototype.query;
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        const first = args[0] as string | { text?: string };
-        texts.push(typeof first === "string" ? first : (first?.text ?? ""));
-        return (original as (...all: unknown[]) => unknown).apply(this, args);
-      } as typeof original;
-      try {
-        await write();
-      } finally {
-        pg.Client.prototype.query = original;
-      }
-      return texts.some((text) => text.includes("synchronous_commit = off")) ? "off" : "on";
-    };
+    const synchronousCommit = async (write: () => Promise<unknown>) =>
+      (await statementTextsOf(write)).some((text) => text.includes("synchronous_commit = off")) ? "off" : "on";
     await ingestPacket({ thread: "flushed", summary: "first", next_action: "go" }, source);
     expect(await synchronousCommit(() => ingestPacket({ thread: "flushed", summary: "second", next_action: "go on" }, source))).toBe("on");
     expect(await synchronousCommit(() => recordSessionEvent("flushed", { kind: "session_started" }, { actor: source.actor }))).toBe("on");

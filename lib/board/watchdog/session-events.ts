@@ -8,7 +8,7 @@ import { databaseDialect, inSqlStatements, inSqlTransaction, sqlExecutor, type S
 import { BatonError } from "../../core/errors";
 import { isoTime } from "../../core/iso-time";
 import { Prisma } from "../../generated/prisma/client";
-import { quietHeartbeatStatement, recordedSessionStatement, type SessionThreadRow } from "./session-statements";
+import { quietHeartbeatStatement, recordedSessionStatement, type SessionThreadRow as ThreadRow } from "./session-statements";
 import { announceLedger } from "../../events/bus";
 import { writeLedgerEvents } from "../../events/ledger";
 import { invisibleCharacter } from "../../contract/validate";
@@ -81,8 +81,6 @@ function reportTime(request: SessionEventRequest, now: Date): Date {
   }
   return at;
 }
-
-type ThreadRow = SessionThreadRow;
 
 /** The thread a session event is about: it must have a packet, and be of the reporting token's project. */
 async function activeThread(sql: SqlExecutor, threadKey: string, project: string | null | undefined): Promise<ThreadRow & { activeVersionId: string }> {
@@ -169,9 +167,7 @@ function writeSession(report: SessionReport, { quiet }: { quiet: boolean }) {
       Prisma.sql`UPDATE "Thread" SET "lastSessionKind" = ${request.kind}, "lastSessionAt" = ${at}
         WHERE "id" = ${thread.id} AND ("lastSessionAt" IS NULL OR "lastSessionAt" <= ${at})`,
     );
-    // The thread's last session now: this report, or the later one it already held.
-    const lastSession =
-      changed === 1 ? { kind: request.kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt);
+    const lastSession = lastSessionAfter(changed === 1, request.kind, at, thread);
     const record = !quiet && (request.kind !== "heartbeat" || !(await heartbeatRecordedJustBefore(sql, threadKey, at)));
     if (record) {
       await writeLedgerEvents(
@@ -209,12 +205,12 @@ async function quietHeartbeat(report: SessionReport): Promise<SessionWrite | nul
 /** A quiet heartbeat on PostgreSQL in one statement (docs/decisions/088-one-statement-quiet-heartbeat.md). */
 async function quietHeartbeatInOneStatement(report: SessionReport): Promise<SessionWrite | null> {
   const { threadKey, at, project } = report;
-  const row = await inSqlStatements((sql) => quietHeartbeatStatement(sql, { threadKey, kind: "heartbeat", at, project }, heartbeatSince(at)));
+  const row = await inSqlStatements((sql) => quietHeartbeatStatement(sql, { threadKey, at, project }, heartbeatSince(at)));
   // The same refusals as writeSession's (404, another project's thread): the statement wrote nothing then.
   const thread = reportableThread(row, threadKey, project);
   if (!row!.quiet) return null;
   const applied = Number(row!.changed) === 1;
-  return { applied, recorded: false, thread, lastSession: applied ? { kind: "heartbeat", at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt) };
+  return { applied, recorded: false, thread, lastSession: lastSessionAfter(applied, "heartbeat", at, thread) };
 }
 
 /**
@@ -229,7 +225,7 @@ function recordInOneStatement(report: SessionReport) {
     const row = await recordedSessionStatement(sql, { threadKey, kind: request.kind, at, project }, event);
     const thread = reportableThread(row, threadKey, project);
     const applied = Number(row!.changed) === 1;
-    return { applied, recorded: Number(row!.recorded) === 1, thread, lastSession: applied ? { kind: request.kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt) };
+    return { applied, recorded: Number(row!.recorded) === 1, thread, lastSession: lastSessionAfter(applied, request.kind, at, thread) };
   };
 }
 
@@ -238,6 +234,11 @@ const heartbeatSince = (at: Date) => new Date(at.getTime() - HEARTBEAT_LEDGER_IN
 const NO_FILTERS = threadFiltersSchema.parse({});
 
 const storedSessionKind = z.enum(SESSION_EVENT_KINDS);
+
+/** The thread's last session after a report: the report when it was applied, else the later one it already held. */
+function lastSessionAfter(applied: boolean, kind: SessionEventRequest["kind"], at: Date, thread: ThreadRow): SessionAtWorkInput["lastSession"] {
+  return applied ? { kind, at: at.getTime() } : storedSession(thread.lastSessionKind, thread.lastSessionAt);
+}
 
 function storedSession(kind: string | null, at: string | null): SessionAtWorkInput["lastSession"] {
   if (!kind || at === null) return null;

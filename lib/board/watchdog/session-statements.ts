@@ -40,7 +40,7 @@ export interface SessionStatementInput {
  */
 export async function quietHeartbeatStatement(
   sql: SqlExecutor,
-  { threadKey, at, project }: SessionStatementInput,
+  { threadKey, at, project }: Omit<SessionStatementInput, "kind">,
   since: Date,
 ): Promise<(SessionThreadRow & { quiet: boolean; changed: number }) | undefined> {
   const [row] = await sql.query<SessionThreadRow & { quiet: boolean; changed: number }>(
