@@ -7,6 +7,7 @@ import { resetConfig } from "../lib/server/config";
 import { closeDatabase } from "../lib/db/client";
 import { migrateDatabase, POSTGRESQL_MIGRATIONS_DIR } from "../lib/db/migrate/index";
 import { migrationFolderNames, readMigration } from "../lib/db/migrate/migration-folders";
+import { writeBacksSettled } from "../lib/human/writeback/write-human-section";
 import { createPostgresqlDatabase, migratedTemplate, testsRunOnPostgresql } from "@/testing/postgresql";
 
 let template: Promise<string> | undefined;
@@ -39,6 +40,8 @@ export async function useTempDatabase(): Promise<{ dir: string; url: string; dis
     dir,
     url,
     async dispose() {
+      // A write-back that a test's action scheduled ends on this database, not on the next file's.
+      await writeBacksSettled();
       await closeDatabase();
       await postgresql?.drop();
       rmSync(dir, { recursive: true, force: true });

@@ -66,6 +66,11 @@ export function scheduleWriteBack(threadKeys: readonly string[]): Promise<void> 
   ).then(() => undefined);
 }
 
+/** Settles once every write-back scheduled so far has ended (a test's database is removed only then). */
+export async function writeBacksSettled(): Promise<void> {
+  await Promise.all(queues.values());
+}
+
 const SKIP_REASONS = {
   missing: "the file is gone",
   agent_changed: "the agent changed the file since Baton read it; its new content is ingested instead",
