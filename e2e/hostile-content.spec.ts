@@ -52,8 +52,8 @@ async function writeWatchedWorkspace(request: APIRequestContext, token: string, 
 async function visit(page: Page, url: string, visited: string[], ready?: (page: Page) => Promise<void>): Promise<void> {
   const response = await page.goto(url);
   expect(response?.status(), url).toBeLessThan(500);
-  // Loaded: the server-rendered page is all there (not "networkidle": each page's navigation
-  // links prefetch every other page, a second or more per visit).
+  // Loaded: the server-rendered page is all there (not "networkidle": a live page keeps its
+  // event stream open, so the network is never idle).
   await expectNothingRan(page, url);
   if (ready) {
     // Then again once the page is live, or the keyboard and the mouse revealed more.
