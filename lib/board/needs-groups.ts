@@ -17,8 +17,9 @@ export const NEEDS_GROUP_TITLES = {
   incomplete: "Handoff incomplete",
   stale: "Waiting for a long time",
 } as const;
-export type NeedsGroup = keyof typeof NEEDS_GROUP_TITLES;
+/** The groups, the most urgent first. */
 export const NEEDS_GROUPS = enumMembers(NEEDS_GROUP_TITLES);
+export type NeedsGroup = (typeof NEEDS_GROUPS)[number];
 
 type GroupedCard = Pick<BoardCardDto, "attention" | "updated_at" | "key"> & {
   active_packet: Pick<BoardCardDto["active_packet"], "flags" | "highest_severity" | "human">;

@@ -32,8 +32,8 @@ export type UsageQuery = z.infer<typeof usageQuerySchema>;
 
 export const budgetDto = z.object({
   id: z.string(),
-  project: z.string(),
   period: budgetPeriodSchema,
+  project: z.string(),
   amount: z.number(),
   currency: z.string(),
   /** Spent in the current period, and whether the budget is crossed. */
