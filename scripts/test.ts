@@ -52,17 +52,6 @@ function runStep(step: Step): Promise<number> {
   });
 }
 
-async function phase(name: string, steps: Step[]): Promise<number> {
-  const started = Date.now();
-  console.log(`\n==== ${name}: ${steps.map((step) => step.name).join(" | ")}`);
-  const heartbeat = setInterval(() => console.log(`     ${name}: still running after ${seconds(started)}`), 60_000);
-  const statuses = await Promise.all(steps.map(runStep));
-  clearInterval(heartbeat);
-  const failed = steps.filter((_, index) => statuses[index] !== 0).map((step) => step.name);
-  console.log(`==== ${name}: ${failed.length ? `FAILED (${failed.join(", ")})` : "passed"} in ${seconds(started)}`);
-  return failed.length;
-}
-
 // --sqlite or --postgresql runs that pass alone.
 const only = process.argv.includes("--sqlite") ? "sqlite" : process.argv.includes("--postgresql") ? "postgresql" : null;
 if (only === "postgresql" && !TEST_POSTGRESQL_URL) {
@@ -71,7 +60,7 @@ if (only === "postgresql" && !TEST_POSTGRESQL_URL) {
 }
 
 mkdirSync(LOGS, { recursive: true });
-const started = Date.now();
+const startedAt = Date.now();
 const onSqlite = only !== "postgresql";
 const onPostgresql = Boolean(TEST_POSTGRESQL_URL) && only !== "sqlite";
 if (!onPostgresql && only !== "sqlite") {
@@ -82,60 +71,52 @@ if (!onPostgresql && only !== "sqlite") {
 }
 const postgresqlEnv = { BATON_TEST_DATABASE: "postgresql", BATON_RELIABILITY_DIR: path.resolve(PG_RESULTS, "reliability") };
 
-// The end-to-end passes start as soon as the build is done, while Vitest may still run.
 let e2eDatabase: Awaited<ReturnType<typeof createPostgresqlDatabase>> | null = null;
-const endToEnd = async (): Promise<Step[]> => {
-  e2eDatabase = onPostgresql ? await createPostgresqlDatabase("baton_e2e") : null;
-  // Both passes: the browser's specs run in one of them (playwright.config.ts, decision 049).
-  const both: Record<string, string> = onSqlite && e2eDatabase ? { BATON_E2E_BOTH_PASSES: "1" } : {};
-  // Both passes: the SQLite pass's specs that start servers of their own run in a third process beside it.
-  const sqliteParts: Step[] = !onSqlite
-    ? []
-    : e2eDatabase
-      ? [
-          { name: "Playwright on SQLite", command: ["npx", "playwright", "test"], env: { ...both, BATON_E2E_PART: "rest" } },
-          {
-            name: "Playwright on SQLite, own servers",
-            command: ["npx", "playwright", "test"],
-            env: { BATON_E2E_PART: "servers", BATON_E2E_RESULTS: OWN_SERVERS_RESULTS, BATON_E2E_PORT: "3212" },
-          },
-        ]
-      : [{ name: "Playwright on SQLite", command: ["npx", "playwright", "test"] }];
-  return [
-    ...sqliteParts,
-    ...(e2eDatabase
-      ? [
-          {
-            name: "Playwright on PostgreSQL",
-            command: ["npx", "playwright", "test"],
-            env: { ...postgresqlEnv, ...both, BATON_E2E_DATABASE_URL: e2eDatabase.url, BATON_E2E_RESULTS: PG_RESULTS, BATON_E2E_PORT: "3211" },
-          },
-        ]
-      : []),
-  ];
-};
+const e2eStep = (name: string, env: Record<string, string>): Step => ({ name, command: ["npx", "playwright", "test"], env });
 
 let failures = 0;
 try {
-  const unitTests = phase("unit tests", [
-    ...(onSqlite ? [{ name: "Vitest on SQLite", command: ["npx", "vitest", "run"] }] : []),
-    ...(onPostgresql ? [{ name: "Vitest on PostgreSQL", command: ["npx", "vitest", "run", `--outputFile.json=${PG_RESULTS}/vitest.json`], env: postgresqlEnv }] : []),
-  ]);
-  const [unit, e2e] = await Promise.all([
-    unitTests,
-    (async () => {
-      const built = await phase("build", [{ name: "build", command: ["npx", "tsx", "scripts/build-if-stale.ts"] }]);
-      if (built) return built;
-      // The end-to-end passes wait for the unit tests: side by side on two cores, every pass took
-      // three to four times as long as alone (Vitest on SQLite 388 s against 100 s), and the sum was
-      // longer than one phase after the other (docs/decisions/072-unit-tests-then-browsers.md).
-      await unitTests;
-      return phase("end-to-end tests", await endToEnd());
-    })(),
-  ]);
-  failures = unit + e2e;
+  console.log(`\n==== unit tests and the build: ${[onSqlite && "Vitest on SQLite", onPostgresql && "Vitest on PostgreSQL", "build"].filter(Boolean).join(" | ")}`);
+  const sqliteUnit = onSqlite ? runStep({ name: "Vitest on SQLite", command: ["npx", "vitest", "run"] }) : Promise.resolve(0);
+  const postgresqlUnit = onPostgresql
+    ? runStep({ name: "Vitest on PostgreSQL", command: ["npx", "vitest", "run", `--outputFile.json=${PG_RESULTS}/vitest.json`], env: postgresqlEnv })
+    : Promise.resolve(0);
+  const built = runStep({ name: "build", command: ["npx", "tsx", "scripts/build-if-stale.ts"] });
+  e2eDatabase = onPostgresql ? await createPostgresqlDatabase("baton_e2e") : null;
+  // Both passes: the browser's specs run in one of them (playwright.config.ts, decision 049).
+  const both: Record<string, string> = onSqlite && e2eDatabase ? { BATON_E2E_BOTH_PASSES: "1" } : {};
+  // An end-to-end pass starts once the build and the unit tests on its database are done: side by
+  // side with Vitest every pass slows (decision 072), but the first unit pass to end leaves the
+  // cores to the other's last files (docs/decisions/096-each-browser-pass-follows-its-unit-pass.md).
+  // A failed unit pass does not stop its browser pass: every failure is reported in one run.
+  const after = async (unitPasses: Promise<number>[], step: Step) => {
+    await Promise.all(unitPasses);
+    if (await built) {
+      console.log(`\n==== ${step.name}: not run, the build failed`);
+      return 0;
+    }
+    console.log(`\n==== ${step.name}: starts after ${seconds(startedAt)}`);
+    return runStep(step);
+  };
+  const steps: Promise<number>[] = [sqliteUnit, postgresqlUnit, built];
+  if (onSqlite) {
+    steps.push(after([sqliteUnit], e2eStep("Playwright on SQLite", e2eDatabase ? { ...both, BATON_E2E_PART: "rest" } : {})));
+    // The SQLite pass's specs that start servers of their own (and measure them under load) run in a
+    // third process, once both unit passes are done.
+    if (e2eDatabase) {
+      const env = { BATON_E2E_PART: "servers", BATON_E2E_RESULTS: OWN_SERVERS_RESULTS, BATON_E2E_PORT: "3212" };
+      steps.push(after([sqliteUnit, postgresqlUnit], e2eStep("Playwright on SQLite, own servers", env)));
+    }
+  }
+  if (e2eDatabase) {
+    const env = { ...postgresqlEnv, ...both, BATON_E2E_DATABASE_URL: e2eDatabase.url, BATON_E2E_RESULTS: PG_RESULTS, BATON_E2E_PORT: "3211" };
+    steps.push(after([postgresqlUnit], e2eStep("Playwright on PostgreSQL", env)));
+  }
+  const heartbeat = setInterval(() => console.log(`     still running after ${seconds(startedAt)}`), 60_000);
+  failures = (await Promise.all(steps)).filter((status) => status !== 0).length;
+  clearInterval(heartbeat);
 } finally {
   await (e2eDatabase as Awaited<ReturnType<typeof createPostgresqlDatabase>> | null)?.drop();
 }
-console.log(`\nnpm test: ${failures ? `${failures} step(s) failed` : "every step passed"} in ${seconds(started)}`);
+console.log(`\nnpm test: ${failures ? `${failures} step(s) failed` : "every step passed"} in ${seconds(startedAt)}`);
 process.exit(failures ? 1 : 0);
