@@ -339,7 +339,8 @@ describe("baton user", () => {
       expect(result.status).toBe(0);
     }, 70_000);
 
-    it("does not wait for a writer that keeps the pipe open after the first line", async () => {
+    // How the process reads its stdin is the same on either database: the SQLite pass tests it.
+    it.skipIf(testsRunOnPostgresql())("does not wait for a writer that keeps the pipe open after the first line", async () => {
       const child = spawn(process.execPath, [BIN, "user", "password", "piped"], { env: env(), stdio: ["pipe", "pipe", "pipe"] });
       let out = "";
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
