@@ -4,8 +4,9 @@ import path from "node:path";
 import { createPostgresqlDatabase, TEST_POSTGRESQL_URL } from "../testing/postgresql";
 import { stepCpu } from "./step-cpu";
 
-// `npm test`: Vitest beside the build, then Playwright, each on SQLite and (with BATON_TEST_POSTGRESQL_URL)
-// PostgreSQL at once; a log per step, printed whole so passes never interleave (docs/testing.md).
+// `npm test`: Vitest beside the build, each on SQLite and (with BATON_TEST_POSTGRESQL_URL) PostgreSQL
+// at once, then each database's Playwright pass after its Vitest pass; a log per step, printed whole
+// so passes never interleave (docs/testing.md).
 
 const LOGS = path.resolve("test-results", "logs");
 const PG_RESULTS = "test-results/postgresql";
@@ -82,7 +83,16 @@ try {
     ? runStep({ name: "Vitest on PostgreSQL", command: ["npx", "vitest", "run", `--outputFile.json=${PG_RESULTS}/vitest.json`], env: postgresqlEnv })
     : Promise.resolve(0);
   const built = runStep({ name: "build", command: ["npx", "tsx", "scripts/build-if-stale.ts"] });
-  e2eDatabase = onPostgresql ? await createPostgresqlDatabase("baton_e2e") : null;
+  // The PostgreSQL browser pass's database. Vitest is already running: a server that refuses it is
+  // reported as a failed step when Vitest is done, not as a crash that leaves Vitest orphaned.
+  const created = onPostgresql
+    ? await createPostgresqlDatabase("baton_e2e").then(
+        (database) => ({ database, error: null }),
+        (error: unknown) => ({ database: null, error: error instanceof Error ? error.message : String(error) }),
+      )
+    : { database: null, error: null };
+  e2eDatabase = created.database;
+  const e2eDatabaseError = created.error;
   // Both passes: the browser's specs run in one of them (playwright.config.ts, decision 049).
   const both: Record<string, string> = onSqlite && e2eDatabase ? { BATON_E2E_BOTH_PASSES: "1" } : {};
   // An end-to-end pass starts once the build and the unit tests on its database are done: side by
@@ -111,6 +121,14 @@ try {
   if (e2eDatabase) {
     const env = { ...postgresqlEnv, ...both, BATON_E2E_DATABASE_URL: e2eDatabase.url, BATON_E2E_RESULTS: PG_RESULTS, BATON_E2E_PORT: "3211" };
     steps.push(after([postgresqlUnit], e2eStep("Playwright on PostgreSQL", env)));
+  }
+  if (e2eDatabaseError !== null) {
+    steps.push(
+      postgresqlUnit.then(() => {
+        console.log(`\n==== Playwright on PostgreSQL: FAILED, its database could not be created: ${e2eDatabaseError}`);
+        return 1;
+      }),
+    );
   }
   const heartbeat = setInterval(() => console.log(`     still running after ${seconds(startedAt)}`), 60_000);
   failures = (await Promise.all(steps)).filter((status) => status !== 0).length;
