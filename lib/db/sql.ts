@@ -1,5 +1,5 @@
 import "server-only";
-import type { Dialect, SqlExecutor } from "./client";
+import { databaseDialect, type Dialect, type SqlExecutor } from "./client";
 import { Prisma } from "../generated/prisma/client";
 
 /** A value as SqlExecutor.query hands it out on either database (lib/db/client.ts): instants as ISO text, booleans as 0/1, int8 as numbers. */
@@ -29,12 +29,66 @@ export async function insertRows(
   onConflict: Prisma.Sql = Prisma.empty,
 ): Promise<void> {
   const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length));
-  const columnList = Prisma.join(columns.map(quoted));
   for (let start = 0; start < rows.length; start += perStatement) {
-    const chunk = rows.slice(start, start + perStatement);
-    const values = Prisma.join(chunk.map((row) => Prisma.sql`(${Prisma.join(row)})`));
-    await sql.execute(Prisma.sql`INSERT INTO ${quoted(table)} (${columnList}) VALUES ${values} ${onConflict}`);
+    await sql.execute(insertStatement(table, columns, rows.slice(start, start + perStatement), onConflict));
   }
+}
+
+function insertStatement(table: string, columns: readonly string[], rows: readonly unknown[][], onConflict: Prisma.Sql): Prisma.Sql {
+  const values = Prisma.join(rows.map((row) => Prisma.sql`(${Prisma.join(row)})`));
+  return Prisma.sql`INSERT INTO ${quoted(table)} (${Prisma.join(columns.map(quoted))}) VALUES ${values} ${onConflict}`;
+}
+
+/** One table's rows for insertTogether, as insertRows takes them. */
+export interface TableInsert {
+  table: string;
+  columns: readonly string[];
+  rows: readonly unknown[][];
+  onConflict?: Prisma.Sql;
+}
+
+// A statement of several tables' rows on PostgreSQL: its Bind message counts parameters in 16 bits.
+const MAX_PARAMETERS_TOGETHER = 30_000;
+
+/**
+ * Several tables' inserts, listed in an order that is valid one after another (foreign keys
+ * point to rows of an earlier entry or of the same one). On SQLite, which has no round trips,
+ * that is what runs. On PostgreSQL consecutive entries share one statement of data-modifying
+ * CTEs, one round trip where there were one per table, which shortens the time a writer holds
+ * the writers' lock (docs/decisions/097-a-batch-s-rows-in-one-statement.md). Its foreign keys
+ * are checked at the statement's end, so any order inside it is valid; a statement never
+ * takes one table twice (a row inserted and then updated must be two statements: the second
+ * would not see the first's row) and stays within the parameter limit.
+ */
+export async function insertTogether(sql: SqlExecutor, inserts: readonly TableInsert[]): Promise<void> {
+  const filled = inserts.filter((insert) => insert.rows.length);
+  if (databaseDialect() !== "postgresql") {
+    for (const { table, columns, rows, onConflict } of filled) await insertRows(sql, table, columns, rows, onConflict);
+    return;
+  }
+  let parts: Prisma.Sql[] = [];
+  let tables = new Set<string>();
+  let parameters = 0;
+  const send = async () => {
+    if (!parts.length) return;
+    const last = parts.pop()!;
+    const ctes = parts.map((part, index) => Prisma.sql`${Prisma.raw(`"w${index}"`)} AS (${part})`);
+    await sql.execute(ctes.length ? Prisma.sql`WITH ${Prisma.join(ctes)} ${last}` : last);
+    parts = [];
+    tables = new Set();
+    parameters = 0;
+  };
+  for (const { table, columns, rows, onConflict = Prisma.empty } of filled) {
+    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS_TOGETHER / columns.length));
+    for (let start = 0; start < rows.length; start += perStatement) {
+      const chunk = rows.slice(start, start + perStatement);
+      if (tables.has(table) || parameters + chunk.length * columns.length > MAX_PARAMETERS_TOGETHER) await send();
+      parts.push(insertStatement(table, columns, chunk, onConflict));
+      tables.add(table);
+      parameters += chunk.length * columns.length;
+    }
+  }
+  await send();
 }
 
 /**

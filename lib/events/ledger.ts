@@ -1,6 +1,6 @@
 import "server-only";
 import { sqlExecutor, type SqlExecutor, type Tx } from "../db/client";
-import { insertRows } from "../db/sql";
+import { insertRows, type TableInsert } from "../db/sql";
 import { announceLedger } from "./bus";
 import type { LedgerKind } from "./dto";
 
@@ -26,11 +26,16 @@ export async function appendLedgerEvents(tx: Tx, events: NewLedgerEvent[], at: D
 
 /** appendLedgerEvents for a transaction of raw statements (lib/db/client.ts inSqlTransaction). */
 export async function writeLedgerEvents(sql: SqlExecutor, events: NewLedgerEvent[], at: Date): Promise<void> {
-  await insertRows(
-    sql,
-    "LedgerEvent",
-    EVENT_COLUMNS,
-    events.map((event) => [
+  const { table, columns, rows } = ledgerEventsInsert(events, at);
+  await insertRows(sql, table, columns, rows);
+}
+
+/** The LedgerEvent rows of `events`, for a writer that sends them with its other rows (lib/db/sql.ts insertTogether). */
+export function ledgerEventsInsert(events: NewLedgerEvent[], at: Date): TableInsert {
+  return {
+    table: "LedgerEvent",
+    columns: EVENT_COLUMNS,
+    rows: events.map((event) => [
       event.at ?? at,
       event.kind,
       event.threadKey ?? null,
@@ -38,7 +43,7 @@ export async function writeLedgerEvents(sql: SqlExecutor, events: NewLedgerEvent
       event.actor,
       JSON.stringify(event.data ?? {}),
     ]),
-  );
+  };
 }
 
 /** Records events on their own, outside any other write (e.g. an ingest error). */

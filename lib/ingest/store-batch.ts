@@ -4,10 +4,10 @@ import { BatonError } from "../core/errors";
 import { Prisma } from "../generated/prisma/client";
 import { newId } from "../db/ids";
 import type { Flag } from "../contract/lint";
-import { writeLedgerEvents, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
+import { ledgerEventsInsert, type LedgerKind, type NewLedgerEvent } from "../events/ledger";
 import { FAILED_ATTEMPT_COLUMNS, failedAttemptRows } from "../views/lessons/failed-attempts";
-import { packetUsageRows, recordBudgetCrossings, USAGE_COLUMNS } from "../views/usage/ingest-usage";
-import { inChunks, insertRows, updateOnConflict } from "../db/sql";
+import { BUDGET_CROSSING_COLUMNS, budgetCrossings, packetUsageRows, USAGE_COLUMNS } from "../views/usage/ingest-usage";
+import { inChunks, insertTogether, updateOnConflict } from "../db/sql";
 import { threadOutsideProject } from "../contract/project-binding";
 import { planVersion } from "./supersede";
 import { readThreads, THREAD_COLUMNS, THREAD_UPDATED_COLUMNS, threadFor, threadRow, type ThreadState } from "./thread-state";
@@ -101,21 +101,35 @@ async function checkKeys(
   items: readonly PendingPacket[],
   results: (IngestResult | BatonError | undefined)[],
 ): Promise<Set<number>> {
+  const stored = await readIdempotencyRecords(sql, items.flatMap((item) => (item.source.idempotency ? [item.source.idempotency] : [])));
   const newKeys = new Set<number>();
   const inBatch = new Map<string, string>();
   for (const [index, item] of items.entries()) {
     const idempotency = item.source.idempotency;
     if (!idempotency) continue;
-    const id = `${idempotency.tokenId}\u0000${idempotency.key}`;
-    const record = inBatch.has(id) ? { bodyHash: inBatch.get(id)! } : await readIdempotencyRecord(sql, idempotency);
-    if (!record) {
+    const id = keyId(idempotency);
+    const bodyHash = inBatch.get(id) ?? stored.get(id);
+    if (bodyHash === undefined) {
       inBatch.set(id, item.bodyHash);
       newKeys.add(index);
-    } else if (record.bodyHash !== item.bodyHash) {
+    } else if (bodyHash !== item.bodyHash) {
       results[index] = keyReused(idempotency.key);
     }
   }
   return newKeys;
+}
+
+const keyId = (idempotency: { tokenId: string; key: string }) => `${idempotency.tokenId}\u0000${idempotency.key}`;
+
+/** The stored Idempotency-Key records of these (token, key) pairs: their body hashes by keyId. */
+async function readIdempotencyRecords(sql: SqlExecutor, keys: { tokenId: string; key: string }[]): Promise<Map<string, string>> {
+  const rows = await inChunks(keys, (chunk) =>
+    sql.query<{ tokenId: string; key: string; bodyHash: string }>(
+      Prisma.sql`SELECT "tokenId", "key", "bodyHash" FROM "IdempotencyRecord"
+        WHERE ("tokenId", "key") IN (${Prisma.join(chunk.map((pair) => Prisma.sql`(${pair.tokenId}, ${pair.key})`))})`,
+    ),
+  );
+  return new Map(rows.map((row) => [keyId(row), row.bodyHash]));
 }
 
 /** The stored Idempotency-Key record of (token, key), or undefined. */
@@ -202,20 +216,24 @@ export async function storeBatch(
     results[index] = result;
   }
 
-  // Thread rows first (new ones without an active version), then what refers to them.
+  // Budgets crossed by the batch's spending, read before the rows are written so that they go with them.
+  const crossings = await budgetCrossings(sql, usageRows, new Date());
+  events.push(...crossings.events);
   const changed = [...threads.values()].filter((thread) => thread.changed);
-  await insertRows(sql, "Thread", THREAD_COLUMNS, changed.filter((t) => t.isNew).map((t) => threadRow(t, false)));
-  await insertRows(sql, "PacketVersion", VERSION_COLUMNS, versionRows);
-  await insertRows(sql, "Risk", RISK_COLUMNS, riskRows);
-  await insertRows(sql, "AgentQuestion", QUESTION_COLUMNS, questionRows);
-  await insertRows(sql, "FailedAttempt", FAILED_ATTEMPT_COLUMNS, failedRows);
-  await insertRows(sql, "PacketLocation", ["versionId", "sourcePath", "workspaceRoot", "recordedAt"], locationRows);
-  await insertRows(sql, "PacketReport", ["versionId", "ref", "json", "bytes"], reportRows);
-  await insertRows(sql, "PacketUsage", USAGE_COLUMNS, usageRows);
-  // Budgets of the projects that spent in this batch (lib/views/usage): one event per budget per period.
-  events.push(...(await recordBudgetCrossings(sql, usageRows, new Date())));
-  await insertRows(sql, "Thread", THREAD_COLUMNS, changed.map((t) => threadRow(t, true)), updateOnConflict("id", THREAD_UPDATED_COLUMNS));
-  await writeLedgerEvents(sql, events, new Date());
-  await insertRows(sql, "IdempotencyRecord", ["tokenId", "key", "bodyHash", "packetId", "createdAt"], keyRows);
+  // In an order valid one after another: new threads first without their active version (which refers to them), then what refers to them.
+  await insertTogether(sql, [
+    { table: "Thread", columns: THREAD_COLUMNS, rows: changed.filter((t) => t.isNew).map((t) => threadRow(t, false)) },
+    { table: "PacketVersion", columns: VERSION_COLUMNS, rows: versionRows },
+    { table: "Risk", columns: RISK_COLUMNS, rows: riskRows },
+    { table: "AgentQuestion", columns: QUESTION_COLUMNS, rows: questionRows },
+    { table: "FailedAttempt", columns: FAILED_ATTEMPT_COLUMNS, rows: failedRows },
+    { table: "PacketLocation", columns: ["versionId", "sourcePath", "workspaceRoot", "recordedAt"], rows: locationRows },
+    { table: "PacketReport", columns: ["versionId", "ref", "json", "bytes"], rows: reportRows },
+    { table: "PacketUsage", columns: USAGE_COLUMNS, rows: usageRows },
+    { table: "BudgetCrossing", columns: BUDGET_CROSSING_COLUMNS, rows: crossings.rows, onConflict: Prisma.raw(`ON CONFLICT ("budgetId", "periodStart") DO NOTHING`) },
+    { table: "Thread", columns: THREAD_COLUMNS, rows: changed.map((t) => threadRow(t, true)), onConflict: updateOnConflict("id", THREAD_UPDATED_COLUMNS) },
+    ledgerEventsInsert(events, new Date()),
+    { table: "IdempotencyRecord", columns: ["tokenId", "key", "bodyHash", "packetId", "createdAt"], rows: keyRows },
+  ]);
   return { results: results as (IngestResult | BatonError)[], stored: versionRows.length };
 }

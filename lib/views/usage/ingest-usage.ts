@@ -34,37 +34,48 @@ export function packetUsageRows(canonical: CanonicalPacket, version: { versionId
   ];
 }
 
+/** The BudgetCrossing columns, in the order of budgetCrossings' rows. */
+export const BUDGET_CROSSING_COLUMNS = ["budgetId", "periodStart", "total", "at"] as const;
+
 /**
- * After a batch's usage rows are written, in its transaction: each budget of the projects that
- * spent is summed over its current period, and a crossed one records its crossing once per
- * period (BudgetCrossing's key) with a `budget_crossed` ledger event.
+ * Before a batch's usage rows are written, in its transaction: each budget of the projects that
+ * spend in the batch is summed over its current period (the stored rows and the batch's), and
+ * one crossed for the first time in that period gives a BudgetCrossing row and a
+ * `budget_crossed` ledger event, which the batch writes with its other rows. Writers take turns
+ * (lib/db/client.ts inSqlTransaction), so the read and the write cannot race; BudgetCrossing's
+ * key keeps one crossing per budget and period anyway.
  */
-export async function recordBudgetCrossings(sql: SqlExecutor, usageRows: readonly unknown[][], at: Date): Promise<NewLedgerEvent[]> {
+export async function budgetCrossings(
+  sql: SqlExecutor,
+  usageRows: readonly unknown[][],
+  at: Date,
+): Promise<{ rows: unknown[][]; events: NewLedgerEvent[] }> {
   // Project -> its last packet with a cost in the batch: the crossing's thread, and the day that decides the period.
   const spending = new Map<string, { threadKey: string; day: string }>();
   for (const row of usageRows) if (row[3] !== null && row[7] !== null) spending.set(row[3] as string, { threadKey: row[1] as string, day: row[4] as string });
-  if (!spending.size) return [];
+  if (!spending.size) return { rows: [], events: [] };
   const budgets = await inChunks([...spending.keys()], (projects) =>
     sql.query<{ id: string; project: string; period: string; amount: number; currency: string }>(
       Prisma.sql`SELECT "id", "project", "period", "amount", "currency" FROM "Budget" WHERE "project" IN (${Prisma.join(projects)})`,
     ),
   );
+  const rows: unknown[][] = [];
   const events: NewLedgerEvent[] = [];
   for (const budget of budgets) {
     const last = spending.get(budget.project)!;
     const start = periodStart(budget.period as BudgetPeriod, new Date(`${last.day}T00:00:00Z`));
-    const [sum] = await sql.query<{ spent: number | null }>(
-      Prisma.sql`SELECT SUM("costAmount") AS "spent" FROM "PacketUsage"
-        WHERE "project" = ${budget.project} AND "costCurrency" = ${budget.currency} AND "day" >= ${start}`,
+    const [stored] = await sql.query<{ spent: number | null; crossings: number | bigint }>(
+      Prisma.sql`SELECT
+        (SELECT SUM("costAmount") FROM "PacketUsage" WHERE "project" = ${budget.project} AND "costCurrency" = ${budget.currency} AND "day" >= ${start}) AS "spent",
+        (SELECT COUNT(*) FROM "BudgetCrossing" WHERE "budgetId" = ${budget.id} AND "periodStart" = ${start}) AS "crossings"`,
     );
-    const spent = sum?.spent ?? 0;
+    if (Number(stored?.crossings ?? 0) > 0) continue;
+    let spent = stored?.spent ?? 0;
+    for (const row of usageRows) {
+      if (row[3] === budget.project && row[8] === budget.currency && (row[4] as string) >= start && row[7] !== null) spent += row[7] as number;
+    }
     if (spent < budget.amount) continue;
-    // Writers take turns (lib/db/client.ts inTransaction), so a read then a write cannot race; the key keeps one crossing per period.
-    const crossed = await sql.execute(
-      Prisma.sql`INSERT INTO "BudgetCrossing" ("budgetId", "periodStart", "total", "at") VALUES (${budget.id}, ${start}, ${spent}, ${at})
-        ON CONFLICT ("budgetId", "periodStart") DO NOTHING`,
-    );
-    if (crossed !== 1) continue;
+    rows.push([budget.id, start, spent, at]);
     events.push({
       kind: "budget_crossed",
       threadKey: last.threadKey,
@@ -72,5 +83,5 @@ export async function recordBudgetCrossings(sql: SqlExecutor, usageRows: readonl
       data: { budget_id: budget.id, project: budget.project, period: budget.period, period_start: start, amount: budget.amount, currency: budget.currency, spent },
     });
   }
-  return events;
+  return { rows, events };
 }
