@@ -63,4 +63,30 @@ describe("startPollingLoop", () => {
     await pause(20);
     expect(calls).toBe(5);
   });
+
+  it("lets a burst of wakes share one step, which starts a gap after the last step started", async () => {
+    let calls = 0;
+    const loop = startPollingLoop({
+      name: "test loop",
+      intervalMs: 60_000,
+      wakeOnLedger: true,
+      wakeGapMs: 400,
+      step: async () => {
+        calls++;
+        return false;
+      },
+    });
+    await until(() => calls === 1);
+    const afterFirst = performance.now();
+    for (let i = 0; i < 10; i++) {
+      announceLedger();
+      loop.wake();
+    }
+    await until(() => calls === 2);
+    // The first step started before afterFirst; the second not before its gap ended.
+    expect(performance.now() - afterFirst).toBeGreaterThanOrEqual(350);
+    await pause(30);
+    expect(calls).toBe(2);
+    await loop.stop();
+  });
 });

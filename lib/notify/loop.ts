@@ -18,6 +18,11 @@ export interface PollingLoopOptions {
   step: () => Promise<boolean>;
   /** Also wake on every in-process ledger announcement (lib/events/bus.ts). */
   wakeOnLedger?: boolean;
+  /**
+   * A woken step starts at least this long after the last one started, so that a burst of wakes
+   * (the ledger moves tens of times a second under load) shares one step; 0 by default.
+   */
+  wakeGapMs?: number;
 }
 
 /**
@@ -29,18 +34,24 @@ export function startPollingLoop(options: PollingLoopOptions): PollingLoop {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let wokenWhileRunning = false;
+  let timerDueAt = 0;
+  let lastStartedAt = -Infinity;
 
   const schedule = (ms: number) => {
     if (stopped) return;
     if (timer) clearTimeout(timer);
+    timerDueAt = performance.now() + ms;
     timer = setTimeout(run, ms);
     timer.unref();
   };
+  /** How long a woken step waits: the rest of the gap since the last step started. */
+  const wakeDelay = () => Math.max(0, lastStartedAt + (options.wakeGapMs ?? 0) - performance.now());
 
   function run(): void {
     timer = null;
     if (stopped || running) return;
     wokenWhileRunning = false;
+    lastStartedAt = performance.now();
     running = (async () => {
       let more = false;
       try {
@@ -53,13 +64,18 @@ export function startPollingLoop(options: PollingLoopOptions): PollingLoop {
       } finally {
         running = null;
       }
-      schedule(more || wokenWhileRunning ? 0 : options.intervalMs);
+      schedule(more ? 0 : wokenWhileRunning ? wakeDelay() : options.intervalMs);
     })();
   }
 
   const wake = () => {
-    if (running) wokenWhileRunning = true;
-    else schedule(0);
+    if (running) {
+      wokenWhileRunning = true;
+      return;
+    }
+    // A step already due sooner stays as it is.
+    const delay = wakeDelay();
+    if (!timer || timerDueAt > performance.now() + delay) schedule(delay);
   };
   const stopListening = options.wakeOnLedger ? onLedger(wake) : () => undefined;
   schedule(0);

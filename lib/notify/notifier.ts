@@ -23,6 +23,8 @@ import { subscribedEvents, type WebhookRow } from "./webhooks";
 export const NOTIFIER_CURSOR = "webhooks";
 export const NOTIFIER_BATCH = 100;
 export const NOTIFIER_INTERVAL_MS = 1_000;
+/** A step woken by the ledger starts at least this long after the last one: a webhook may wait this much longer. */
+export const NOTIFIER_WAKE_GAP_MS = 200;
 
 export interface NotifierOptions {
   /** How often the ledger is checked for other processes' events (in-process ones wake it at once). */
@@ -256,6 +258,8 @@ export function startWebhookNotifier(options: NotifierOptions = {}): PollingLoop
     name: "webhook notifier",
     intervalMs: options.intervalMs ?? NOTIFIER_INTERVAL_MS,
     wakeOnLedger: true,
+    // Under load the ledger moves tens of times a second: one step (2 to 3 statements) per burst, not per event.
+    wakeGapMs: NOTIFIER_WAKE_GAP_MS,
     step: async () => {
       if (!announced && (await ledgerHead()) <= handledUpTo) return false;
       announced = false;
