@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { fakeSecrets } from "@/testing/fake-secrets";
 import { POST } from "@/app/api/v1/threads/[key]/events/route";
 import { createApiToken } from "../../auth/tokens";
@@ -10,6 +10,7 @@ import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { threadFiltersSchema } from "../../views/threads/filters";
 import { statementsOf } from "@/testing/count-statements";
 import { HEARTBEAT_LEDGER_INTERVAL_MS, recordSessionEvent, SESSION_EVENT_MAX_FUTURE_MS, type SessionEventResultDto } from "./session-events";
+import { sessionWriterStats } from "./session-writer";
 
 freshDatabaseForThisFile();
 
@@ -320,5 +321,43 @@ describe("a recorded report (one statement in the writers' turn on PostgreSQL)",
     const own = await recordSessionEvent(key, { kind: "session_started", session_id: "s-9", note: "go" }, { actor: "agent-7", project: "beta" });
     expect(own).toMatchObject({ applied: true, recorded: true, column: "running" });
     expect((await sessionEvents(key)).slice(-1)).toEqual([{ kind: "session_started", actor: "agent-7", at: own.at, data: { session_id: "s-9", note: "go" } }]);
+  });
+});
+
+describe("reports that arrive while the writers' turn is taken (decision 098)", () => {
+  it("are written together in one transaction, in arrival order; a refused one is answered alone", async () => {
+    const keys = await Promise.all([1, 2, 3, 4].map((n) => threadWithPacket(`grouped-${n}`)));
+    const twice = keys[0]!;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const holds = new Promise<void>((resolve) => (holding = resolve));
+    const writer = inTransaction(async () => {
+      holding();
+      await held;
+    });
+    await holds;
+    const before = sessionWriterStats();
+    // The first report's transaction waits for the turn; the others queue behind it.
+    const first = recordSessionEvent(twice, { kind: "session_started", session_id: "s-1" }, { actor: "agent-7" });
+    const queued = [
+      recordSessionEvent(keys[1]!, { kind: "session_started", session_id: "s-2" }, { actor: "agent-7" }),
+      recordSessionEvent("watchdog/no-such-thread", { kind: "session_started" }, { actor: "agent-7" }),
+      recordSessionEvent(twice, { kind: "session_ended", session_id: "s-1" }, { actor: "agent-7" }),
+      ...keys.slice(2).map((key) => recordSessionEvent(key, { kind: "heartbeat", session_id: "s-3" }, { actor: "agent-7" })),
+    ];
+    const settled = Promise.allSettled([first, ...queued]);
+    // Each report reads before it asks for the turn; the turn is given back once all five wait behind the first.
+    await vi.waitFor(() => expect(sessionWriterStats().waiting).toBe(queued.length), { timeout: 5000 });
+    release();
+    await writer;
+    const [started, second, refused, ended, ...beats] = await settled;
+    expect(refused).toMatchObject({ status: "rejected", reason: { code: "not_found" } });
+    for (const answer of [started, second, ended, ...beats]) expect(answer).toMatchObject({ status: "fulfilled", value: { applied: true, recorded: true } });
+    expect(sessionWriterStats()).toEqual({ groups: before.groups + 2, reports: before.reports + 6, waiting: 0 });
+    // The same thread twice in one group: each report sees the one before it, as in transactions of their own.
+    expect((await sessionEvents(twice)).map((event) => event.kind)).toEqual(["session_started", "session_ended"]);
+    expect(await columnOf(twice)).not.toBe("running");
+    for (const key of keys.slice(1)) expect(await columnOf(key)).toBe("running");
   });
 });

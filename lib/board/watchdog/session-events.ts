@@ -4,7 +4,8 @@ import { z } from "zod";
 import { loadBoard } from "../board";
 import { COLUMNS, sessionAtWork } from "../columns";
 import { config } from "../../server/config";
-import { databaseDialect, inSqlStatements, inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
+import { databaseDialect, inSqlStatements, sqlExecutor, type SqlExecutor } from "../../db/client";
+import { writeSessionReport } from "./session-writer";
 import { BatonError } from "../../core/errors";
 import { isoTime } from "../../core/iso-time";
 import { Prisma } from "../../generated/prisma/client";
@@ -135,7 +136,7 @@ export async function recordSessionEvent(
   // The check of quietHeartbeat is repeated in turn here (another heartbeat may have recorded since).
   const record = databaseDialect() === "postgresql" ? recordInOneStatement(session) : writeSession(session, { quiet: false });
   // A heartbeat lost in a database crash is said again by the next one: its COMMIT need not wait for the disk.
-  const { applied, recorded, thread, lastSession } = quiet ?? (await inSqlTransaction(record, { flushed: request.kind !== "heartbeat" }));
+  const { applied, recorded, thread, lastSession } = quiet ?? (await writeSessionReport({ write: record, flushed: request.kind !== "heartbeat" }));
   if (recorded) announceLedger();
   const card = Number(thread.archived) ? null : (atWork(thread, lastSession, now.getTime()) ?? (await findPlacedCard(threadKey, now.getTime())));
   return sessionEventResultDto.parse({
