@@ -123,6 +123,7 @@ const summary = (row: SustainedRow) => ({
   sent: { packets: row.load.packets, heartbeats: row.load.heartbeats, packet_errors: row.load.packetErrors, heartbeat_errors: row.load.heartbeatErrors, first_error: row.load.firstError, sender_lag_ms_max: row.load.maxLagMs },
   cpu_cores: { total: totalCores(row), server: row.serverCores, database_backends: row.databaseCores, viewers_and_sender: row.clientCores, other_processes: row.otherCores },
   ingest_ms: { p50: percentile(row.load.ingestMs, 50), p99: percentile(row.load.ingestMs, 99) },
+  ingest_ms_on_viewers_loop: { p50: percentile(row.load.ingestMsOnViewersLoop, 50), p99: percentile(row.load.ingestMsOnViewersLoop, 99) },
   heartbeat_ms: { p50: percentile(row.load.heartbeatMs, 50), p99: percentile(row.load.heartbeatMs, 99) },
   sent_to_every_board_ms: { p50: percentile(row.load.fromSend, 50), p95: percentile(row.load.fromSend, 95) },
   to_every_board_ms: { p50: percentile(row.load.latencies, 50), p95: percentile(row.load.latencies, 95), max: row.load.latencies.at(-1) ?? null, never: row.load.never, of: row.load.latencies.length + row.load.never },
@@ -232,6 +233,8 @@ async function main() {
     const main = sustained[0]!;
     console.log(`\nissue 15's targets, on the first row (the issue's case is 50 viewers, 1,000 threads, 20 packets/s + 50 heartbeats/s, 60 s; this run: ${main.viewers}, ${settings.threads}, ${settings.packetsPerSecond} + ${settings.heartbeatsPerSecond}, ${main.seconds} s):`);
     printTargets(checks);
+    const onLoop = main.load.ingestMsOnViewersLoop;
+    console.log(`(ingest ms p50 / p99 as the viewers' event loop read the answers, as timed before 2026-12-04: ${Math.round(percentile(onLoop, 50))} / ${Math.round(percentile(onLoop, 99))})`);
   }
   console.log(`\n${loads}`);
   const previous = existsSync(RESULTS_FILE) ? (JSON.parse(readFileSync(RESULTS_FILE, "utf8")) as Record<string, unknown>) : {};

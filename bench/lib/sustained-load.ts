@@ -1,9 +1,32 @@
 /**
- * The sustained load of bench:viewers, sent from the viewers' process: packets to
+ * The sustained load of bench:viewers, sent from a thread of the viewers' process: packets to
  * POST /api/v1/packets and heartbeats to POST /api/v1/threads/{key}/events, each sent when due
  * (open-loop: a slow answer does not delay the next request), and for each packet the time
  * from its 201 until every viewer's board shows its next_action.
  */
+
+import { Worker } from "node:worker_threads";
+
+/** A request for ./sender-thread.mjs, and its answer. */
+interface SendRequest {
+  id: number;
+  url: string;
+  token: string;
+  body: unknown;
+}
+
+interface SendResult {
+  id: number;
+  /** Request to answer read, on the sender's thread. */
+  ms: number;
+  /** HTTP status, or 0 when the request failed. */
+  status: number;
+  /** The answer's first 200 characters, or the failure. */
+  text: string;
+  /** Wall clock (ms) when sent, and when its answer was read. */
+  sent: number;
+  at: number;
+}
 
 /** A viewer as the load sees it: an HTTP one (./viewer-clients.ts) or a Chromium page (./browser-viewers.ts). */
 export interface WatchingViewer {
@@ -43,6 +66,8 @@ export interface LoadResult {
   firstError: string | null;
   /** Request to answer, ms, sorted. */
   ingestMs: number[];
+  /** The same answers as this (the viewers') event loop got to them: how ingest was timed before 2026-12-04, sorted. */
+  ingestMsOnViewersLoop: number[];
   heartbeatMs: number[];
   /** Per viewer and packet: ms from the 201 until that board showed its next action (0 when it did before the 201 reached the sender), sorted. */
   latencies: number[];
@@ -67,25 +92,30 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   const { bases, keys } = request;
   let turn = 0;
   const nextBase = () => bases[turn++ % bases.length]!;
-  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, firstError: null, ingestMs: [], heartbeatMs: [], latencies: [], fromSend: [], never: 0, browserLatencies: [], browserNever: 0, bytes: 0, maxLagMs: 0 };
+  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, firstError: null, ingestMs: [], ingestMsOnViewersLoop: [], heartbeatMs: [], latencies: [], fromSend: [], never: 0, browserLatencies: [], browserNever: 0, bytes: 0, maxLagMs: 0 };
   /** Next action -> the wall clock of its packet's sending and 201, and its thread. */
   const posted = new Map<string, { sent: number; at: number; key: string }>();
   const inFlight = new Set<Promise<void>>();
   const fail = (message: string) => (result.firstError ??= message);
 
-  const timed = (path: string, token: string, body: unknown, ok: number, onDone: (ms: number, okay: boolean, sent: number) => void) => {
-    const sent = wallClock();
-    const begin = performance.now();
-    const job = fetch(`${nextBase()}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) })
-      .then(async (response) => {
-        const text = await response.text();
-        if (response.status !== ok) fail(`${path}: HTTP ${response.status}: ${text.slice(0, 200)}`);
-        onDone(performance.now() - begin, response.status === ok, sent);
-      })
-      .catch((error: unknown) => {
-        fail(`${path}: ${error instanceof Error ? error.message : String(error)}`);
-        onDone(performance.now() - begin, false, sent);
-      });
+  // Sent and timed on a thread of their own (./sender-thread.mjs): this loop also reads the viewers' streams.
+  const sender = new Worker(new URL("./sender-thread.mjs", import.meta.url));
+  const answers = new Map<number, (result: SendResult) => void>();
+  sender.on("message", (result: SendResult) => {
+    answers.get(result.id)?.(result);
+    answers.delete(result.id);
+  });
+  let requests = 0;
+  const timed = (path: string, token: string, body: unknown, ok: number, onDone: (ms: number, okay: boolean, sent: number, at: number) => void) => {
+    const id = requests++;
+    const job = new Promise<void>((resolve) =>
+      answers.set(id, ({ ms, status, text, sent, at }) => {
+        if (status !== ok) fail(`${path}: ${status ? `HTTP ${status}: ` : ""}${text}`);
+        onDone(ms, status === ok, sent, at);
+        resolve();
+      }),
+    );
+    sender.postMessage({ id, url: `${nextBase()}${path}`, token, body } satisfies SendRequest);
     inFlight.add(job);
     void job.finally(() => inFlight.delete(job));
   };
@@ -97,9 +127,10 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
     watched.set(nextAction, key);
     result.packets++;
     const body = { thread: key, summary: "bench:viewers sustained packet", next_action: nextAction, ...(toBrowsers ? { project: request.browserProject } : {}) };
-    timed("/api/v1/packets", request.packetToken, body, 201, (ms, okay, sent) => {
+    timed("/api/v1/packets", request.packetToken, body, 201, (ms, okay, sent, at) => {
       result.ingestMs.push(ms);
-      if (okay) posted.set(nextAction, { sent, at: wallClock(), key });
+      result.ingestMsOnViewersLoop.push(wallClock() - sent);
+      if (okay) posted.set(nextAction, { sent, at, key });
       else {
         result.packetErrors++;
         watched.delete(nextAction);
@@ -167,6 +198,7 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   result.bytes = viewerBytes() - bytesBefore;
   // The answers still under way, then the boards still catching up (each packet waits at most neverAfterMs).
   while (inFlight.size > 0) await Promise.race(inFlight);
+  await sender.terminate();
   const drainEnd = wallClock() + request.neverAfterMs;
   while (posted.size > 0 && wallClock() < drainEnd) {
     settle(false);
@@ -174,6 +206,7 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   }
   settle(true);
   sortNumbers(result.ingestMs);
+  sortNumbers(result.ingestMsOnViewersLoop);
   sortNumbers(result.heartbeatMs);
   sortNumbers(result.latencies);
   sortNumbers(result.fromSend);
