@@ -241,28 +241,37 @@ describe("report times", () => {
   });
 });
 
+/** Another writer holds the turn (an ingest commit taking long) until `release()`, which resolves once it has let go. */
+async function holdWritersTurn(): Promise<{ release: () => Promise<void> }> {
+  let letGo!: () => void;
+  const held = new Promise<void>((resolve) => (letGo = resolve));
+  let holding!: () => void;
+  const holds = new Promise<void>((resolve) => (holding = resolve));
+  const writer = inTransaction(async () => {
+    holding();
+    await held;
+  });
+  await holds;
+  return {
+    release: () => {
+      letGo();
+      return writer;
+    },
+  };
+}
+
 describe("heartbeats and the writers' turn (PostgreSQL's advisory lock)", () => {
   it.skipIf(!testsRunOnPostgresql())("a heartbeat that records nothing does not wait for a writer; one that records an event does", async () => {
     const key = await threadWithPacket("writers-turn");
     await expectAnswer(await post(key, { kind: "heartbeat" }), 200);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let holding!: () => void;
-    const holds = new Promise<void>((resolve) => (holding = resolve));
-    // Another writer holds the turn (an ingest commit taking long) until released.
-    const writer = inTransaction(async () => {
-      holding();
-      await held;
-    });
-    await holds;
+    const turn = await holdWritersTurn();
     const started = post(key, { kind: "session_started", session_id: "s-2" });
     let startedDone = false;
     void started.then(() => (startedDone = true));
     const quiet = await expectAnswer(await post(key, { kind: "heartbeat", session_id: "s-2", note: "still going" }), 200);
     expect([quiet.applied, quiet.recorded]).toEqual([true, false]);
     expect(startedDone, "session_started waits for the writer's turn").toBe(false);
-    release();
-    await writer;
+    await turn.release();
     expect((await expectAnswer(await started, 200)).recorded).toBe(true);
   });
 });
@@ -328,15 +337,7 @@ describe("reports that arrive while the writers' turn is taken (decision 098)", 
   it("are written together in one transaction, in arrival order; a refused one is answered alone", async () => {
     const keys = await Promise.all([1, 2, 3, 4].map((n) => threadWithPacket(`grouped-${n}`)));
     const twice = keys[0]!;
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let holding!: () => void;
-    const holds = new Promise<void>((resolve) => (holding = resolve));
-    const writer = inTransaction(async () => {
-      holding();
-      await held;
-    });
-    await holds;
+    const turn = await holdWritersTurn();
     const before = sessionWriterStats();
     // The first report's transaction waits for the turn; the others queue behind it.
     const first = recordSessionEvent(twice, { kind: "session_started", session_id: "s-1" }, { actor: "agent-7" });
@@ -349,8 +350,7 @@ describe("reports that arrive while the writers' turn is taken (decision 098)", 
     const settled = Promise.allSettled([first, ...queued]);
     // Each report reads before it asks for the turn; the turn is given back once all five wait behind the first.
     await vi.waitFor(() => expect(sessionWriterStats().waiting).toBe(queued.length), { timeout: 5000 });
-    release();
-    await writer;
+    await turn.release();
     const [started, second, refused, ended, ...beats] = await settled;
     expect(refused).toMatchObject({ status: "rejected", reason: { code: "not_found" } });
     for (const answer of [started, second, ended, ...beats]) expect(answer).toMatchObject({ status: "fulfilled", value: { applied: true, recorded: true } });
