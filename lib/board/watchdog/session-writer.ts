@@ -1,5 +1,5 @@
 import "server-only";
-import { inSqlTransaction, type SqlExecutor } from "../../db/client";
+import { databaseDialect, inSqlTransaction, type SqlExecutor } from "../../db/client";
 import { BatonError } from "../../core/errors";
 import { singleton } from "../../core/singleton";
 
@@ -9,7 +9,8 @@ import { singleton } from "../../core/singleton";
  * transaction of them runs wait, holding no connection, and are written together in the next,
  * each report's statements one after another as if in transactions of their own. The writers'
  * lock is then taken, and COMMIT sent, once per group instead of once per report; a lone report
- * is written at once.
+ * is written at once. On SQLite, which has no round trips to save, each report keeps a
+ * transaction of its own.
  */
 
 /** Reports per transaction: each is a round trip in the writers' turn, which packets wait for. */
@@ -88,6 +89,7 @@ async function drain(): Promise<void> {
 
 /** Writes one session report in the writers' turn; resolves once its transaction has committed. */
 export function writeSessionReport<T>(request: SessionWriteRequest<T>): Promise<T> {
+  if (databaseDialect() !== "postgresql") return inSqlTransaction(request.write, { flushed: request.flushed });
   return new Promise<T>((resolve, reject) => {
     queue.waiting.push({ request, resolve: resolve as (value: unknown) => void, reject });
     if (!queue.writing) void drain();
