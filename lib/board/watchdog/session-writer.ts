@@ -1,6 +1,6 @@
 import "server-only";
 import { databaseDialect, inSqlTransaction, type SqlExecutor } from "../../db/client";
-import { BatonError } from "../../core/errors";
+import { BatonError, type ErrorCode } from "../../core/errors";
 import { singleton } from "../../core/singleton";
 
 /**
@@ -16,8 +16,16 @@ import { singleton } from "../../core/singleton";
 /** Reports per transaction: each is a round trip in the writers' turn, which packets wait for. */
 const MAX_GROUP = 32;
 
+/**
+ * The answers a report decides from the row its statement read, having written nothing (no
+ * thread with a packet; a thread of another project). Only these leave the transaction usable
+ * for the rest of the group: PostgreSQL would turn a COMMIT after a failed statement into a
+ * ROLLBACK of every report in it, so any other error sends the group back to one at a time.
+ */
+const REFUSALS: ReadonlySet<ErrorCode> = new Set(["not_found", "forbidden"]);
+
 export interface SessionWriteRequest<T> {
-  /** The report's statements; a BatonError it throws (a refusal) has written nothing. */
+  /** The report's statements; a refusal it throws (REFUSALS) has written nothing. */
   write: (sql: SqlExecutor) => Promise<T>;
   /** False when the report's loss in a database crash harms nothing (a heartbeat; TransactionOptions.flushed). */
   flushed: boolean;
@@ -47,8 +55,7 @@ async function writeGroup(group: readonly Waiting[]): Promise<void> {
         try {
           done.push({ value: await request.write(sql) });
         } catch (error) {
-          // A refusal was decided on a read and wrote nothing; anything else may have aborted the transaction.
-          if (!(error instanceof BatonError) || error.code === "unavailable") throw error;
+          if (!(error instanceof BatonError) || !REFUSALS.has(error.code)) throw error;
           done.push({ refused: error });
         }
       }
