@@ -1,4 +1,3 @@
-import "server-only";
 import { singleton } from "../core/singleton";
 
 /**
