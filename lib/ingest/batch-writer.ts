@@ -5,7 +5,6 @@ import { announceLedger } from "../events/bus";
 import { storeBatch } from "./store-batch";
 import type { IngestResult, PendingPacket } from "./types";
 import { singleton } from "../core/singleton";
-import { groupCommitQueue, type Waiting } from "../db/group-commit";
 
 /**
  * Group commit: packets that arrive while a write transaction is running wait
@@ -21,9 +20,15 @@ const SUSTAINED_MS = 20;
 /** How often a streaming writer with lone batches still waits once, to find company. */
 const PROBE_EVERY_MS = 50;
 
-type WaitingPacket = Waiting<PendingPacket, IngestResult>;
+interface Waiting {
+  item: PendingPacket;
+  resolve: (result: IngestResult) => void;
+  reject: (error: unknown) => void;
+}
 
 interface IngestQueue {
+  waiting: Waiting[];
+  writing: boolean;
   /** Requests that announced a packet and have not submitted it yet. */
   arriving: number;
   lastCommitAt: number;
@@ -35,6 +40,8 @@ interface IngestQueue {
   gatherWaits: number;
 }
 const queue = singleton<IngestQueue>("IngestQueue", () => ({
+  waiting: [],
+  writing: false,
   arriving: 0,
   lastCommitAt: 0,
   lastGatherAt: 0,
@@ -87,12 +94,12 @@ async function gather(): Promise<void> {
   queue.lastGatherAt = start;
   queue.gatherWaits++;
   const deadline = start + GATHER_MS;
-  while (packets.waiting() < MAX_BATCH && performance.now() < deadline) {
+  while (queue.waiting.length < MAX_BATCH && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
 }
 
-async function writeTogether(batch: WaitingPacket[]): Promise<void> {
+async function writeTogether(batch: Waiting[]): Promise<void> {
   const { results, stored } = await inSqlTransaction((sql) => storeBatch(sql, batch.map((waiting) => waiting.item)));
   queue.lastCommitAt = performance.now();
   queue.lastBatchSize = batch.length;
@@ -107,7 +114,7 @@ async function writeTogether(batch: WaitingPacket[]): Promise<void> {
 }
 
 /** One packet in its own transaction; a race with another writer (unique key) is read again. */
-async function writeAlone(waiting: WaitingPacket): Promise<void> {
+async function writeAlone(waiting: Waiting): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await writeTogether([waiting]);
@@ -120,25 +127,39 @@ async function writeAlone(waiting: WaitingPacket): Promise<void> {
   }
 }
 
-/** A batch whose transaction failed. */
-async function batchFailed(batch: WaitingPacket[], error: unknown, takeWaiting: () => WaitingPacket[]): Promise<void> {
-  if (error instanceof BatonError) {
-    // A busy database (503, after inSqlTransaction waited its whole busy timeout)
-    // fails the batch alike, and the packets that queued up meanwhile: each
-    // would otherwise wait out another timeout behind it, to the same answer.
-    const failed = error.code === "unavailable" ? [...batch, ...takeWaiting()] : batch;
-    for (const waiting of failed) waiting.reject(error);
-  } else {
-    // Anything else is retried item by item, so one packet's problem never fails its neighbours.
-    for (const waiting of batch) await writeAlone(waiting);
+async function drain(): Promise<void> {
+  queue.writing = true;
+  try {
+    while (queue.waiting.length) {
+      await gather();
+      const batch = queue.waiting.splice(0, MAX_BATCH);
+      try {
+        await writeTogether(batch);
+      } catch (error) {
+        if (error instanceof BatonError) {
+          // A busy database (503, after inSqlTransaction waited its whole busy timeout)
+          // fails the batch alike, and the packets that queued up meanwhile: each
+          // would otherwise wait out another timeout behind it, to the same answer.
+          const failed = error.code === "unavailable" ? [...batch, ...queue.waiting.splice(0)] : batch;
+          for (const waiting of failed) waiting.reject(error);
+        } else if (batch.length === 1) {
+          await writeAlone(batch[0]!);
+        } else {
+          // Anything else is retried item by item, so one packet's problem never fails its neighbours.
+          for (const waiting of batch) await writeAlone(waiting);
+        }
+      }
+    }
+  } finally {
+    queue.writing = false;
   }
 }
 
-const packets = groupCommitQueue<PendingPacket, IngestResult>("IngestGroupCommit", { maxGroup: MAX_BATCH, gather, write: writeTogether, failed: batchFailed });
-
 /** Stores one validated packet; resolves once its transaction has committed. */
 export function submitForStorage(item: PendingPacket, arrival?: ArrivalTicket): Promise<IngestResult> {
-  // Released before the writer's first gather looks at the arrivals: this packet is no longer on its way.
-  arrival?.release();
-  return packets.submit(item);
+  return new Promise<IngestResult>((resolve, reject) => {
+    queue.waiting.push({ item, resolve, reject });
+    arrival?.release();
+    if (!queue.writing) void drain();
+  });
 }
