@@ -1,9 +1,10 @@
 /**
- * The sustained load's HTTP requests, sent and timed on a thread of their own. An agent is a
- * process of its own: the viewers' streams and the Chromium pages' driver share the viewers'
- * event loop, and a stall of that loop (up to 270 ms with 50 viewers) would be counted in the
- * answer's time had it been read there. Driven by ./sustained-load.ts, which types its messages
- * (plain JavaScript: a worker thread does not inherit tsx's loader).
+ * The sustained load's HTTP requests, sent when due and timed on a thread of their own. An agent
+ * is a process of its own: the viewers' streams and the Chromium pages' driver share the viewers'
+ * event loop, and a stall of that loop (up to 300 ms with 50 viewers) would be counted in the
+ * answer's time had it been read there, and would hold back the requests due meanwhile, to be
+ * sent together after it. Driven by ./sustained-load.ts, which types its messages (plain
+ * JavaScript: a worker thread does not inherit tsx's loader).
  */
 import { parentPort } from "node:worker_threads";
 
@@ -22,4 +23,12 @@ async function send({ id, url, token, body }) {
   }
 }
 
-parentPort?.on("message", (request) => void send(request).then((result) => parentPort?.postMessage(result)));
+/** @param {{ id: number; url: string; token: string; body: unknown; due?: number }} request */
+function sendWhenDue(request) {
+  const wait = (request.due ?? 0) - wallClock();
+  if (wait > 0) setTimeout(() => sendWhenDue({ ...request, due: undefined }), wait);
+  else void send(request).then((result) => parentPort?.postMessage(result));
+}
+
+// The whole schedule arrives at once: each request is sent when due (./sustained-load.ts).
+parentPort?.on("message", sendWhenDue);

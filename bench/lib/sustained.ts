@@ -36,6 +36,8 @@ export interface SustainedRow extends SustainedRowPlan {
   otherCores: number;
   /** Highest RSS sampled during the window (all server processes together), MiB. */
   rssMiB: number;
+  /** How long the server stayed busy after the viewers opened, before the load started (null: still busy after the wait's limit). */
+  openingQuietMs: number | null;
   /** The cards each Chromium viewer's board showed when it opened. */
   browserCards: number[];
   load: LoadResult;
@@ -68,10 +70,24 @@ export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorte
 /** Waits until work still under way (refetches past the wait) is done: the next row starts on an idle server. */
 export async function settleServer(server: ServerUnderTest): Promise<void> {
   while (server.openStreams() > 0) await sleep(20);
+  await quietServer(server);
+}
+
+/** How long the viewers' opening may keep the server busy before the load starts anyway. */
+const OPENING_QUIET_MAX_MS = 30_000;
+
+/**
+ * Until the server has been under 10% of a core for half a second: the work the viewers'
+ * opening set off (the Chromium pages' rendering and first requests) is done. Returns the time
+ * waited, or null when it was still busy after `maxMs`.
+ */
+async function quietServer(server: ServerUnderTest, maxMs = Infinity): Promise<number | null> {
+  const started = performance.now();
   for (;;) {
     const before = server.cpuMs();
     await sleep(500);
-    if (server.cpuMs() - before < 50) return;
+    if (server.cpuMs() - before < 50) return performance.now() - started;
+    if (performance.now() - started > maxMs) return null;
   }
 }
 
@@ -84,6 +100,9 @@ export async function runSustainedRow(context: SustainedContext, plan: Sustained
   const browsers = cookie ? Array.from({ length: plan.browsers }, (_, i) => ({ url: `${server.bases[i % server.bases.length]}${context.browserPath}`, cookie })) : [];
   const opened = await ask({ type: "open", viewers: viewersOn(server, context.viewerTokens.slice(0, plan.viewers)), mode: plan.mode, browsers, browserKeys: context.browserKeys });
   const browserCards = (opened.type === "done" && opened.browserCards) || [];
+  // The load is what a fleet sends while boards are open; opening every board in the same
+  // second is another event (its figures are not this row's): it finishes first.
+  const openingMs = await quietServer(server, OPENING_QUIET_MAX_MS);
   const firstSerial = context.serial.next;
   context.serial.next += Math.round(context.packetsPerSecond * plan.seconds);
   const database = await databaseCpu(context.database);
@@ -119,8 +138,9 @@ export async function runSustainedRow(context: SustainedContext, plan: Sustained
   const load = (await answer) as Extract<FromViewers, { type: "loaded" }>;
   await ask({ type: "close" });
   await settleServer(server);
-  const row: SustainedRow = { ...plan, browserCards, packetsPerSecond: context.packetsPerSecond, heartbeatsPerSecond: context.heartbeatsPerSecond, serverCores, databaseCores, clientCores, otherCores, rssMiB: rss / 2 ** 20, load };
-  console.log(`bench: sustained ${plan.viewers} viewers, ${plan.mode}, ${plan.seconds} s: ${fixed(totalCores(row), 2)} cores, ${load.packets} packets, ${load.heartbeats} heartbeats`);
+  const row: SustainedRow = { ...plan, browserCards, packetsPerSecond: context.packetsPerSecond, heartbeatsPerSecond: context.heartbeatsPerSecond, serverCores, databaseCores, clientCores, otherCores, rssMiB: rss / 2 ** 20, openingQuietMs: openingMs, load };
+  const opening = openingMs === null ? `server still busy ${OPENING_QUIET_MAX_MS / 1000} s after the viewers opened` : `server quiet ${fixed(openingMs / 1000, 1)} s after the viewers opened`;
+  console.log(`bench: sustained ${plan.viewers} viewers, ${plan.mode}, ${plan.seconds} s (${opening}): ${fixed(totalCores(row), 2)} cores, ${load.packets} packets, ${load.heartbeats} heartbeats`);
   return row;
 }
 
