@@ -9,7 +9,9 @@ import { freshDatabaseForThisFile } from "@/testing/temp-database";
 import { threadFiltersSchema } from "../../views/threads/filters";
 import { scheduleWriteBack } from "../../human/writeback/write-human-section";
 import { recordSessionEvent } from "./session-events";
-import { checkStale, recordStaleSpell, staleSpellOf, type StaleCandidate } from "./stale";
+import { checkStale, recordStaleSpell, recordStaleSpellsTogether, SPELLS_PER_TRANSACTION, staleSpellOf, type StaleCandidate } from "./stale";
+import { countStatements } from "@/testing/count-statements";
+import { testsRunOnPostgresql } from "@/testing/postgresql";
 
 freshDatabaseForThisFile();
 
@@ -156,6 +158,42 @@ describe("checkStale", () => {
     await recordSessionEvent(woke, { kind: "heartbeat", at: at(NOW - 10 * 60_000).toISOString() }, { actor: "token:test", now: at(NOW) });
     expect(await inSqlTransaction((sql) => recordStaleSpell(sql, before, staleSpellOf(before, NOW, 24 * HOUR)!, at(NOW), 24))).toBe(false);
     expect(await staleEvents(woke)).toEqual([]);
+  });
+
+  it.skipIf(!testsRunOnPostgresql())("on PostgreSQL, a check records its spells together: one transaction per SPELLS_PER_TRANSACTION", async () => {
+    const start = NOW - 3000 * HOUR;
+    const threads: string[] = [];
+    for (let n = 0; n < SPELLS_PER_TRANSACTION + 3; n++) threads.push(await threadReceivedAt(start + n * 60_000, "fleet"));
+    // So long ago that the other tests' threads did not exist yet: this check sees only the fleet.
+    const later = start + 25 * HOUR;
+    const counted = countStatements();
+    const spells = await checkStale(at(later)).finally(() => counted.stop());
+    expect(spells.map((spell) => spell.threadKey).sort()).toEqual([...threads].sort());
+    expect(counted.texts().filter((text) => text.includes("pg_advisory_xact_lock"))).toHaveLength(2);
+    for (const thread of threads) expect(await staleEvents(thread)).toHaveLength(1);
+    expect(await checkStale(at(later))).toEqual([]);
+  });
+
+  it.skipIf(!testsRunOnPostgresql())("on PostgreSQL, spells recorded together keep each spell's conditions: an old reading records nothing", async () => {
+    const recorded = await threadReceivedAt(NOW - 30 * HOUR);
+    const woke = await threadReceivedAt(NOW - 30 * HOUR);
+    const decided = await threadReceivedAt(NOW - 30 * HOUR);
+    const fresh = await threadReceivedAt(NOW - 30 * HOUR);
+    const readings = await Promise.all([recorded, woke, decided, fresh].map(candidateFor));
+    const found = readings.map((candidate) => ({ candidate, spell: staleSpellOf(candidate, NOW, 24 * HOUR)! }));
+    // As another instance would: it records the first thread's spell from the same reading.
+    expect((await inSqlTransaction((sql) => recordStaleSpellsTogether(sql, found.slice(0, 1), at(NOW), 24))).map((spell) => spell.threadKey)).toEqual([recorded]);
+    await recordSessionEvent(woke, { kind: "heartbeat", at: at(NOW - 10 * 60_000).toISOString() }, { actor: "token:test", now: at(NOW) });
+    const packet = (await (await database()).thread.findUniqueOrThrow({ where: { key: decided } })).activeVersionId!;
+    await decide(person, decided, { kind: "approved", packet_id: packet, base_revision: 0 });
+    await scheduleWriteBack([decided]);
+    // From the readings made before all that: only the untouched thread's spell is recorded.
+    const spells = await inSqlTransaction((sql) => recordStaleSpellsTogether(sql, found, at(NOW), 24));
+    expect(spells.map((spell) => spell.threadKey)).toEqual([fresh]);
+    expect(await staleEvents(recorded)).toHaveLength(1);
+    expect(await staleEvents(woke)).toEqual([]);
+    expect(await staleEvents(decided)).toEqual([]);
+    expect(await staleEvents(fresh)).toEqual([{ actor: "watchdog", versionId: found[3]!.spell.versionId, data: { last_activity: at(NOW - 30 * HOUR).toISOString(), stale_hours: 24 } }]);
   });
 
   it("skips archived threads, and counts threads that need a person like the board's stale flag does", async () => {

@@ -1,7 +1,7 @@
 import "server-only";
 import { decideColumn } from "../columns";
 import { config } from "../../server/config";
-import { inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
+import { databaseDialect, inSqlTransaction, sqlExecutor, type SqlExecutor } from "../../db/client";
 import { Prisma } from "../../generated/prisma/client";
 import { optionalInstant } from "../../db/sql";
 import { announceLedger } from "../../events/bus";
@@ -105,20 +105,55 @@ export async function recordStaleSpell(sql: SqlExecutor, candidate: StaleCandida
           AND h."action" IN ${DECISION_ACTIONS} AND h."at" > ${candidate.decidedAt ?? new Date(0)})`,
   );
   if (updated !== 1) return false;
-  await writeLedgerEvents(
-    sql,
-    [
-      {
-        kind: "thread_stale",
-        threadKey: spell.threadKey,
-        versionId: spell.versionId,
-        actor: "watchdog",
-        data: { last_activity: spell.lastActivity.toISOString(), stale_hours: staleHours },
-      },
-    ],
-    now,
-  );
+  await writeLedgerEvents(sql, [staleEvent(spell, staleHours)], now);
   return true;
+}
+
+const staleEvent = (spell: StaleSpell, staleHours: number) => ({
+  kind: "thread_stale" as const,
+  threadKey: spell.threadKey,
+  versionId: spell.versionId,
+  actor: "watchdog",
+  data: { last_activity: spell.lastActivity.toISOString(), stale_hours: staleHours },
+});
+
+/** On PostgreSQL, spells recorded together: one transaction, so one take of the writers' lock, per this many. */
+export const SPELLS_PER_TRANSACTION = 50;
+
+/**
+ * recordStaleSpell for many spells in two statements (PostgreSQL): one UPDATE with the same
+ * conditions, row by row, over the spells sent as one JSON parameter, then their events.
+ * Returns the spells it recorded, in the order given.
+ */
+export async function recordStaleSpellsTogether(
+  sql: SqlExecutor,
+  found: readonly { candidate: StaleCandidate; spell: StaleSpell }[],
+  now: Date,
+  staleHours: number,
+): Promise<StaleSpell[]> {
+  const rows = found.map(({ candidate, spell }) => ({
+    id: candidate.id,
+    activeVersionId: candidate.activeVersionId,
+    lastSessionAt: candidate.lastSessionAt?.toISOString() ?? null,
+    lastActivity: spell.lastActivity.toISOString(),
+    decidedAt: (candidate.decidedAt ?? new Date(0)).toISOString(),
+  }));
+  // A zone in the text of a TIMESTAMP (without zone) is ignored: the ISO times compare as the stored UTC times.
+  const updated = await sql.query<{ id: string }>(
+    Prisma.sql`UPDATE "Thread" AS t SET "staleNotifiedFor" = v."lastActivity"
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        AS v("id" TEXT, "activeVersionId" TEXT, "lastSessionAt" TIMESTAMP(3), "lastActivity" TIMESTAMP(3), "decidedAt" TIMESTAMP(3))
+      WHERE t."id" = v."id" AND t."archived" = FALSE AND t."activeVersionId" = v."activeVersionId"
+        AND t."lastSessionAt" IS NOT DISTINCT FROM v."lastSessionAt"
+        AND t."staleNotifiedFor" IS DISTINCT FROM v."lastActivity"
+        AND NOT EXISTS (SELECT 1 FROM "HumanRevision" h WHERE h."versionId" = v."activeVersionId"
+          AND h."action" IN ${DECISION_ACTIONS} AND h."at" > v."decidedAt")
+      RETURNING t."id"`,
+  );
+  const done = new Set(updated.map((row) => row.id));
+  const recorded = found.filter(({ candidate }) => done.has(candidate.id)).map(({ spell }) => spell);
+  if (recorded.length) await writeLedgerEvents(sql, recorded.map((spell) => staleEvent(spell, staleHours)), now);
+  return recorded;
 }
 
 /** Records one `thread_stale` event for every stale spell not yet recorded; returns those it recorded. */
@@ -126,13 +161,22 @@ export async function checkStale(now: Date = new Date()): Promise<StaleSpell[]> 
   const staleHours = config().BATON_STALE_HOURS;
   const staleMs = staleHours * 3_600_000;
   const candidates = await readCandidates(new Date(now.getTime() - staleMs));
-  const recorded: StaleSpell[] = [];
-  for (const candidate of candidates) {
+  const found = candidates.flatMap((candidate) => {
     const spell = staleSpellOf(candidate, now.getTime(), staleMs);
-    if (!spell) continue;
-    // One transaction per spell: a busy database delays one thread, not the whole check.
-    // Raw statements on the adapter's transaction: the writers' turn for two statements, not Prisma's pipeline (issue 15).
-    if (await inSqlTransaction((sql) => recordStaleSpell(sql, candidate, spell, now, staleHours))) recorded.push(spell);
+    return spell ? [{ candidate, spell }] : [];
+  });
+  const recorded: StaleSpell[] = [];
+  // Raw statements on the adapter's transaction: the writers' turn for two statements, not Prisma's pipeline (issue 15).
+  if (databaseDialect() === "postgresql") {
+    // A fleet that went quiet together goes stale together: 200 spells one transaction each
+    // held the writers' lock 200 times over 2.5 s, each with its round trips (decision 099).
+    for (let at = 0; at < found.length; at += SPELLS_PER_TRANSACTION) {
+      const group = found.slice(at, at + SPELLS_PER_TRANSACTION);
+      recorded.push(...(await inSqlTransaction((sql) => recordStaleSpellsTogether(sql, group, now, staleHours))));
+    }
+  } else {
+    // SQLite has no round trip to save: one transaction per spell, so a busy database delays one thread, not the whole check.
+    for (const { candidate, spell } of found) if (await inSqlTransaction((sql) => recordStaleSpell(sql, candidate, spell, now, staleHours))) recorded.push(spell);
   }
   if (recorded.length) announceLedger();
   return recorded;
