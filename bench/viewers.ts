@@ -69,8 +69,8 @@ const STALE_SPELLS_WAIT_MS = 120_000;
 
 /**
  * A production server's watchdog (lib/board/watchdog/scheduler.ts) runs its first round at start,
- * which records the seeded fleet's stale spells (one transaction each: 200 of them took 2.5 s
- * here) while the rows begin: a one-off of a fleet gone quiet all at once, not the load the rows
+ * which records the seeded fleet's stale spells (200 of them took 2.5 s here before decision 099)
+ * while the rows begin: a one-off of a fleet gone quiet all at once, not the load the rows
  * measure. The rows start once the spells are recorded, as on a server that has been running.
  */
 async function awaitStaleSpells(threads: number): Promise<void> {
@@ -88,7 +88,7 @@ async function awaitStaleSpells(threads: number): Promise<void> {
       console.log(`bench: the servers' watchdog recorded ${recorded} of the ${expected} seeded stale spells in ${STALE_SPELLS_WAIT_MS / 1000} s (BATON_STALE_HOURS above 30?); the rows start anyway`);
       return;
     }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleepMs(250);
   }
 }
 

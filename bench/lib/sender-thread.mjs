@@ -25,9 +25,8 @@ async function send({ id, url, token, body }) {
 
 /** @param {{ id: number; url: string; token: string; body: unknown; due?: number }} request */
 function sendWhenDue(request) {
-  const wait = (request.due ?? 0) - wallClock();
-  if (wait > 0) setTimeout(() => sendWhenDue({ ...request, due: undefined }), wait);
-  else void send(request).then((result) => parentPort?.postMessage(result));
+  const post = () => void send(request).then((result) => parentPort?.postMessage(result));
+  setTimeout(post, Math.max(0, (request.due ?? 0) - wallClock()));
 }
 
 // The whole schedule arrives at once: each request is sent when due (./sustained-load.ts).

@@ -121,7 +121,7 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
       sender.postMessage({ id, ...request } satisfies SendRequest);
     });
   // A new thread's first requests load and compile its HTTP client and open its connections,
-  // 110 to 250 ms each here: an agent's client that is already running pays neither. So the
+  // up to 250 ms each here: an agent's client that is already running pays neither. So the
   // sender sends a few untimed requests of the same shape (to the health check) first.
   for (let round = 0; round < WARM_UP_ROUNDS; round++) {
     await Promise.all(bases.flatMap((base) => Array.from({ length: WARM_UP_CONNECTIONS }, () => viaSender({ url: `${base}/api/v1/health`, token: request.packetToken, body: {} }))));
