@@ -35,7 +35,10 @@
  * BENCH_HEARTBEAT_RATE (50), BENCH_REFETCH_VIEWERS (5; 0 skips the old behaviour),
  * BENCH_REFETCH_SECONDS (20), BENCH_SEED_CHUNK (256 packets ingested at once while seeding; the
  * PostgreSQL figures in docs/performance.md used 16), BENCH_INSTANCES (0: in-process),
- * BENCH_BROWSERS (2 with BENCH_INSTANCES), BENCH_PORT (3600: the first instance's port).
+ * BENCH_BROWSERS (2 with BENCH_INSTANCES), BENCH_PORT (3600: the first instance's port),
+ * BENCH_FLEET_RUNNING (1: each sustained row starts from a fleet already heartbeating, its last
+ * heartbeats spread over the last minute, lib/sustained.ts fleetAlreadyRunning; 0: from a cold fleet,
+ * every thread's first heartbeat of the row recorded in the ledger).
  */
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
@@ -99,6 +102,14 @@ function countFromEnv(name: string, fallback: number): number {
   return positiveNumber(name, fallback, true);
 }
 
+/** An env switch: 1 or 0 (unset: `fallback`). */
+function flagFromEnv(name: string, fallback: boolean): boolean {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw !== "0" && raw !== "1") throw new SetupError(`${name} must be 1 or 0 (got "${raw}")`);
+  return raw === "1";
+}
+
 function viewerCountsFromEnv(): number[] {
   if (process.env.BENCH_VIEWERS === "0") return [];
   const counts = (process.env.BENCH_VIEWERS ?? "1,10,50,200").split(",").map(Number);
@@ -123,6 +134,7 @@ function settingsFromEnv() {
     heartbeatsPerSecond: positiveNumber("BENCH_HEARTBEAT_RATE", 50, false),
     refetchViewers: countFromEnv("BENCH_REFETCH_VIEWERS", 5),
     refetchSeconds: Math.min(seconds, positiveNumber("BENCH_REFETCH_SECONDS", 20, true)),
+    fleetRunning: flagFromEnv("BENCH_FLEET_RUNNING", true),
   };
 }
 
@@ -149,7 +161,7 @@ const summary = (row: SustainedRow) => ({
   note: row.note,
   packets_per_second: row.packetsPerSecond,
   heartbeats_per_second: row.heartbeatsPerSecond,
-  sent: { packets: row.load.packets, heartbeats: row.load.heartbeats, packet_errors: row.load.packetErrors, heartbeat_errors: row.load.heartbeatErrors, first_error: row.load.firstError, sender_lag_ms_max: row.load.maxLagMs },
+  sent: { packets: row.load.packets, heartbeats: row.load.heartbeats, heartbeats_recorded: row.load.recordedHeartbeats, packet_errors: row.load.packetErrors, heartbeat_errors: row.load.heartbeatErrors, first_error: row.load.firstError, sender_lag_ms_max: row.load.maxLagMs },
   cpu_cores: { total: totalCores(row), server: row.serverCores, database_backends: row.databaseCores, viewers_and_sender: row.clientCores, other_processes: row.otherCores },
   ingest_ms: { p50: percentile(row.load.ingestMs, 50), p99: percentile(row.load.ingestMs, 99) },
   ingest_ms_on_viewers_loop: { p50: percentile(row.load.ingestMsOnViewersLoop, 50), p99: percentile(row.load.ingestMsOnViewersLoop, 99) },
@@ -159,6 +171,7 @@ const summary = (row: SustainedRow) => ({
   bytes_per_viewer_per_event: bytesPerViewerEvent(row),
   rss_mib_max: row.rssMiB,
   opening_quiet_ms: row.openingQuietMs,
+  fleet_running_ms: row.fleetRunningMs,
 });
 
 async function main() {
@@ -230,6 +243,7 @@ async function main() {
         heartbeatsPerSecond: settings.heartbeatsPerSecond,
         neverAfterMs: NEVER_AFTER_MS,
         serial,
+        fleetRunning: settings.fleetRunning,
       };
       // Warm-up, not reported: the HTTP routes' first calls, the sessions' first heartbeats.
       await runSustainedRow(context, { mode: "delta", viewers: 1, browsers: 0, seconds: Math.min(3, settings.seconds), note: "warm-up" });

@@ -17,7 +17,7 @@ async function send({ id, url, token, body }) {
   try {
     const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
     const text = await response.text();
-    return { id, ms: performance.now() - begin, status: response.status, text: text.slice(0, 200), sent, at: wallClock() };
+    return { id, ms: performance.now() - begin, status: response.status, text: text.slice(0, 300), sent, at: wallClock() };
   } catch (error) {
     return { id, ms: performance.now() - begin, status: 0, text: error instanceof Error ? error.message : String(error), sent, at: wallClock() };
   }

@@ -23,7 +23,7 @@ interface SendResult {
   ms: number;
   /** HTTP status, or 0 when the request failed. */
   status: number;
-  /** The answer's first 200 characters, or the failure. */
+  /** The answer's first 300 characters (a heartbeat's `recorded` among them), or the failure. */
   text: string;
   /** Wall clock (ms) when sent, and when its answer was read. */
   sent: number;
@@ -65,6 +65,8 @@ export interface LoadResult {
   /** Requests answered with another status than the route's success (201 for packets, 200 for heartbeats) or not answered. */
   packetErrors: number;
   heartbeatErrors: number;
+  /** Heartbeats whose answer said they were recorded in the ledger (once a minute per thread, and the first after a packet). */
+  recordedHeartbeats: number;
   firstError: string | null;
   /** Request to answer, ms, sorted. */
   ingestMs: number[];
@@ -100,7 +102,7 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   const { bases, keys } = request;
   let turn = 0;
   const nextBase = () => bases[turn++ % bases.length]!;
-  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, firstError: null, ingestMs: [], ingestMsOnViewersLoop: [], heartbeatMs: [], latencies: [], fromSend: [], never: 0, browserLatencies: [], browserNever: 0, bytes: 0, maxLagMs: 0 };
+  const result: LoadResult = { packets: 0, heartbeats: 0, packetErrors: 0, heartbeatErrors: 0, recordedHeartbeats: 0, firstError: null, ingestMs: [], ingestMsOnViewersLoop: [], heartbeatMs: [], latencies: [], fromSend: [], never: 0, browserLatencies: [], browserNever: 0, bytes: 0, maxLagMs: 0 };
   /** Next action -> the wall clock of its packet's sending and 201, and its thread. */
   const posted = new Map<string, { sent: number; at: number; key: string }>();
   const inFlight = new Set<Promise<void>>();
@@ -126,11 +128,11 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   for (let round = 0; round < WARM_UP_ROUNDS; round++) {
     await Promise.all(bases.flatMap((base) => Array.from({ length: WARM_UP_CONNECTIONS }, () => viaSender({ url: `${base}/api/v1/health`, token: request.packetToken, body: {} }))));
   }
-  const timed = (path: string, token: string, body: unknown, due: number, ok: number, onDone: (ms: number, okay: boolean, sent: number, at: number) => void) => {
+  const timed = (path: string, token: string, body: unknown, due: number, ok: number, onDone: (ms: number, okay: boolean, sent: number, at: number, text: string) => void) => {
     const job = viaSender({ url: `${nextBase()}${path}`, token, body, due }).then(({ ms, status, text, sent, at }) => {
       result.maxLagMs = Math.max(result.maxLagMs, sent - due);
       if (status !== ok) fail(`${path}: ${status ? `HTTP ${status}: ` : ""}${text}`);
-      onDone(ms, status === ok, sent, at);
+      onDone(ms, status === ok, sent, at, text);
     });
     inFlight.add(job);
     void job.finally(() => inFlight.delete(job));
@@ -157,9 +159,10 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   const sendHeartbeat = (serial: number, due: number) => {
     const key = keys[(serial * 104_729) % keys.length]!;
     result.heartbeats++;
-    timed(`/api/v1/threads/${encodeURIComponent(key)}/events`, request.heartbeatToken, { kind: "heartbeat", session_id: `bench-${serial % keys.length}` }, due, 200, (ms, okay) => {
+    timed(`/api/v1/threads/${encodeURIComponent(key)}/events`, request.heartbeatToken, { kind: "heartbeat", session_id: `bench-${serial % keys.length}` }, due, 200, (ms, okay, _sent, _at, text) => {
       result.heartbeatMs.push(ms);
       if (!okay) result.heartbeatErrors++;
+      else if (/"recorded":true/.test(text)) result.recordedHeartbeats++;
     });
   };
 

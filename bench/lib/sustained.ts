@@ -12,6 +12,7 @@ import type { AskViewers } from "./viewer-server";
 import type { FromViewers, ViewerMode } from "./viewer-clients";
 import type { LoadResult } from "./sustained-load";
 import type { ServerUnderTest } from "./viewer-target";
+import { HEARTBEAT_LEDGER_INTERVAL_MS } from "../../lib/board/watchdog/session-events";
 
 export interface SustainedRowPlan {
   mode: ViewerMode;
@@ -38,6 +39,8 @@ export interface SustainedRow extends SustainedRowPlan {
   rssMiB: number;
   /** How long the server stayed busy after the viewers opened, before the load started (null: still busy after the wait's limit). */
   openingQuietMs: number | null;
+  /** How long the running fleet's last heartbeats took to send before the viewers opened (null: BENCH_FLEET_RUNNING=0). */
+  fleetRunningMs: number | null;
   /** The cards each Chromium viewer's board showed when it opened. */
   browserCards: number[];
   load: LoadResult;
@@ -62,6 +65,8 @@ export interface SustainedContext {
   heartbeatsPerSecond: number;
   neverAfterMs: number;
   serial: { next: number };
+  /** Whether each row starts from a fleet already running (fleetAlreadyRunning); false restores the cold start. */
+  fleetRunning: boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -71,6 +76,43 @@ export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorte
 export async function settleServer(server: ServerUnderTest): Promise<void> {
   while (server.openStreams() > 0) await sleep(20);
   await quietServer(server);
+}
+
+/** Requests in flight while the fleet's last heartbeats are sent. */
+const FLEET_SENDERS = 8;
+
+/**
+ * Before a row: the fleet has been running. Each thread's last heartbeat is sent, its `at` spread
+ * over the last minute, so that during the row each thread's heartbeat comes due for its
+ * once-a-minute ledger event at its own time, about keys/60 a second, as in a fleet that has
+ * been heartbeating. Without it every thread's first heartbeat of the row is recorded (its last
+ * ledger event is a packet or a stale spell): up to 50 ledger events, card changes and deltas to
+ * every board a second for the row's first 20 s, then almost none for 40 s, because the load's
+ * heartbeats reach each thread every 20 s in the same order; that is a fleet coming back from
+ * silence all at once, not the issue's load (docs/performance.md). Sent before the viewers open,
+ * so their boards load the state it leaves. Returns the time it took.
+ */
+async function fleetAlreadyRunning(context: SustainedContext): Promise<number> {
+  const { server, keys, heartbeatToken } = context;
+  const started = performance.now();
+  const now = Date.now();
+  let next = 0;
+  const sendOne = async (index: number) => {
+    const key = keys[index]!;
+    const at = new Date(now - HEARTBEAT_LEDGER_INTERVAL_MS + (HEARTBEAT_LEDGER_INTERVAL_MS * (index + 1)) / keys.length).toISOString();
+    const response = await fetch(`${server.bases[index % server.bases.length]}/api/v1/threads/${encodeURIComponent(key)}/events`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${heartbeatToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ kind: "heartbeat", session_id: `bench-${index}`, at }),
+    });
+    if (response.status !== 200) throw new Error(`the fleet's last heartbeat for ${key}: HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
+    await response.arrayBuffer().catch(() => undefined);
+  };
+  const sender = async () => {
+    for (let index = next++; index < keys.length; index = next++) await sendOne(index);
+  };
+  await Promise.all(Array.from({ length: FLEET_SENDERS }, sender));
+  return performance.now() - started;
 }
 
 /** How long the viewers' opening may keep the server busy before the load starts anyway. */
@@ -96,6 +138,8 @@ export const viewersOn = (server: ServerUnderTest, tokens: string[]) => tokens.m
 
 export async function runSustainedRow(context: SustainedContext, plan: SustainedRowPlan): Promise<SustainedRow> {
   const { ask, server } = context;
+  const fleetMs = context.fleetRunning ? await fleetAlreadyRunning(context) : null;
+  if (fleetMs !== null) await quietServer(server, OPENING_QUIET_MAX_MS);
   const cookie = plan.browsers ? await server.session() : null;
   const browsers = cookie ? Array.from({ length: plan.browsers }, (_, i) => ({ url: `${server.bases[i % server.bases.length]}${context.browserPath}`, cookie })) : [];
   const opened = await ask({ type: "open", viewers: viewersOn(server, context.viewerTokens.slice(0, plan.viewers)), mode: plan.mode, browsers, browserKeys: context.browserKeys });
@@ -138,9 +182,12 @@ export async function runSustainedRow(context: SustainedContext, plan: Sustained
   const load = (await answer) as Extract<FromViewers, { type: "loaded" }>;
   await ask({ type: "close" });
   await settleServer(server);
-  const row: SustainedRow = { ...plan, browserCards, packetsPerSecond: context.packetsPerSecond, heartbeatsPerSecond: context.heartbeatsPerSecond, serverCores, databaseCores, clientCores, otherCores, rssMiB: rss / 2 ** 20, openingQuietMs: openingMs, load };
+  const row: SustainedRow = { ...plan, browserCards, packetsPerSecond: context.packetsPerSecond, heartbeatsPerSecond: context.heartbeatsPerSecond, serverCores, databaseCores, clientCores, otherCores, rssMiB: rss / 2 ** 20, openingQuietMs: openingMs, fleetRunningMs: fleetMs, load };
   const opening = openingMs === null ? `server still busy ${OPENING_QUIET_MAX_MS / 1000} s after the viewers opened` : `server quiet ${fixed(openingMs / 1000, 1)} s after the viewers opened`;
-  console.log(`bench: sustained ${plan.viewers} viewers, ${plan.mode}, ${plan.seconds} s (${opening}): ${fixed(totalCores(row), 2)} cores, ${load.packets} packets, ${load.heartbeats} heartbeats`);
+  const fleet = fleetMs === null ? "cold fleet" : `fleet's last heartbeats sent in ${fixed(fleetMs / 1000, 1)} s`;
+  console.log(
+    `bench: sustained ${plan.viewers} viewers, ${plan.mode}, ${plan.seconds} s (${fleet}; ${opening}): ${fixed(totalCores(row), 2)} cores, ${load.packets} packets, ${load.heartbeats} heartbeats (${load.recordedHeartbeats} recorded in the ledger)`,
+  );
   return row;
 }
 
