@@ -87,8 +87,8 @@ const FLEET_SENDERS = 8;
  * once-a-minute ledger event at its own time, about keys/60 a second, as in a fleet that has
  * been heartbeating. Without it every thread's first heartbeat of the row is recorded (its last
  * ledger event is a packet or a stale spell): up to 50 ledger events, card changes and deltas to
- * every board a second for the row's first 20 s, then almost none for 40 s, because the load's
- * heartbeats reach each thread every 20 s in the same order; that is a fleet coming back from
+ * every board a second for the row's first 20 s, then only those after a packet for 40 s,
+ * because the load's heartbeats reach each thread every 20 s in the same order; that is a fleet coming back from
  * silence all at once, not the issue's load (docs/performance.md). Sent before the viewers open,
  * so their boards load the state it leaves. Returns the time it took.
  */
