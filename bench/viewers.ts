@@ -37,8 +37,8 @@
  * PostgreSQL figures in docs/performance.md used 16), BENCH_INSTANCES (0: in-process),
  * BENCH_BROWSERS (2 with BENCH_INSTANCES), BENCH_PORT (3600: the first instance's port),
  * BENCH_FLEET_RUNNING (1: each sustained row starts from a fleet already heartbeating, its last
- * heartbeats spread over the last minute, lib/sustained.ts fleetAlreadyRunning; 0: from a cold fleet,
- * every thread's first heartbeat of the row recorded in the ledger).
+ * heartbeats spread over the last minute, lib/sustained.ts fleetAlreadyRunning; 0: from a cold
+ * fleet, every thread's first heartbeat of the row recorded in the ledger).
  */
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
@@ -46,7 +46,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { boardPackets, threadKind, type BoardPlan } from "./lib/board-packets";
 import { chooseDatabase, cleanUpDatabase, ROOT, SetupError } from "./lib/server";
-import { fixed, gitRevision, portFromEnv, positiveNumber, writeJson } from "./lib/report";
+import { fixed, flagFromEnv, gitRevision, portFromEnv, positiveNumber, writeJson } from "./lib/report";
 import { startViewers, withoutNul } from "./lib/viewer-server";
 import { inProcessServer, nextServers, type ServerUnderTest } from "./lib/viewer-target";
 import { measureOneAtATime, oneAtATimeTable, type OneAtATimeRow } from "./lib/one-at-a-time";
@@ -100,14 +100,6 @@ function countFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === "0") return 0;
   return positiveNumber(name, fallback, true);
-}
-
-/** An env switch: 1 or 0 (unset: `fallback`). */
-function flagFromEnv(name: string, fallback: boolean): boolean {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (raw !== "0" && raw !== "1") throw new SetupError(`${name} must be 1 or 0 (got "${raw}")`);
-  return raw === "1";
 }
 
 function viewerCountsFromEnv(): number[] {

@@ -16,6 +16,14 @@ export function positiveNumber(name: string, fallback: number, integer: boolean)
   return value;
 }
 
+/** A switch from the environment variable `name`: 1 or 0, else `fallback` when unset; anything else is a SetupError. */
+export function flagFromEnv(name: string, fallback: boolean): boolean {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw !== "0" && raw !== "1") throw new SetupError(`${name} must be 1 or 0 (got "${raw}")`);
+  return raw === "1";
+}
+
 /** BENCH_PORT, or `fallback`. */
 export function portFromEnv(fallback: number): number {
   const port = positiveNumber("BENCH_PORT", fallback, true);

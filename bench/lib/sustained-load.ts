@@ -95,6 +95,12 @@ const WARM_UP_ROUNDS = 3;
 const SCHEDULE_LEAD_MS = 200;
 
 const wallClock = () => performance.timeOrigin + performance.now();
+
+/** A heartbeat as an agent sends it: the route's path and body (`at` absent: now). */
+export const heartbeatRequest = (key: string, sessionId: string, at?: string) => ({
+  path: `/api/v1/threads/${encodeURIComponent(key)}/events`,
+  body: { kind: "heartbeat", session_id: sessionId, ...(at ? { at } : {}) },
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sortNumbers = (values: number[]) => values.sort((a, b) => a - b);
 
@@ -159,7 +165,8 @@ export async function runSustainedLoad(request: LoadRequest, viewers: WatchingVi
   const sendHeartbeat = (serial: number, due: number) => {
     const key = keys[(serial * 104_729) % keys.length]!;
     result.heartbeats++;
-    timed(`/api/v1/threads/${encodeURIComponent(key)}/events`, request.heartbeatToken, { kind: "heartbeat", session_id: `bench-${serial % keys.length}` }, due, 200, (ms, okay, _sent, _at, text) => {
+    const { path, body } = heartbeatRequest(key, `bench-${serial % keys.length}`);
+    timed(path, request.heartbeatToken, body, due, 200, (ms, okay, _sent, _at, text) => {
       result.heartbeatMs.push(ms);
       if (!okay) result.heartbeatErrors++;
       else if (/"recorded":true/.test(text)) result.recordedHeartbeats++;

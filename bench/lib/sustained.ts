@@ -10,7 +10,7 @@ import { cpuMs as processCpuMs, machineBusyMs, type BenchDatabase } from "./serv
 import { fixed, formatTable, verdict } from "./report";
 import type { AskViewers } from "./viewer-server";
 import type { FromViewers, ViewerMode } from "./viewer-clients";
-import type { LoadResult } from "./sustained-load";
+import { heartbeatRequest, type LoadResult } from "./sustained-load";
 import type { ServerUnderTest } from "./viewer-target";
 import { HEARTBEAT_LEDGER_INTERVAL_MS } from "../../lib/board/watchdog/session-events";
 
@@ -88,9 +88,9 @@ const FLEET_SENDERS = 8;
  * been heartbeating. Without it every thread's first heartbeat of the row is recorded (its last
  * ledger event is a packet or a stale spell): up to 50 ledger events, card changes and deltas to
  * every board a second for the row's first 20 s, then only those after a packet for 40 s,
- * because the load's heartbeats reach each thread every 20 s in the same order; that is a fleet coming back from
- * silence all at once, not the issue's load (docs/performance.md). Sent before the viewers open,
- * so their boards load the state it leaves. Returns the time it took.
+ * because the load's heartbeats reach each thread every 20 s in the same order. That is a fleet
+ * coming back from silence all at once, not the issue's load (docs/performance.md, decision 100).
+ * Sent before the viewers open, so their boards load the state it leaves. Returns the time it took.
  */
 async function fleetAlreadyRunning(context: SustainedContext): Promise<number> {
   const { server, keys, heartbeatToken } = context;
@@ -100,10 +100,11 @@ async function fleetAlreadyRunning(context: SustainedContext): Promise<number> {
   const sendOne = async (index: number) => {
     const key = keys[index]!;
     const at = new Date(now - HEARTBEAT_LEDGER_INTERVAL_MS + (HEARTBEAT_LEDGER_INTERVAL_MS * (index + 1)) / keys.length).toISOString();
-    const response = await fetch(`${server.bases[index % server.bases.length]}/api/v1/threads/${encodeURIComponent(key)}/events`, {
+    const { path, body } = heartbeatRequest(key, `bench-${index}`, at);
+    const response = await fetch(`${server.bases[index % server.bases.length]}${path}`, {
       method: "POST",
       headers: { authorization: `Bearer ${heartbeatToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ kind: "heartbeat", session_id: `bench-${index}`, at }),
+      body: JSON.stringify(body),
     });
     if (response.status !== 200) throw new Error(`the fleet's last heartbeat for ${key}: HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
     await response.arrayBuffer().catch(() => undefined);
