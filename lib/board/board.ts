@@ -98,17 +98,16 @@ function placeCard(
 }
 
 /**
- * The cards of `rows` with what their flags are computed from: the watchdog's findings
- * (lib/board/watchdog/findings.ts, about `keys` only when given: read around them, or taken
- * from `around` when the caller read them), the code host's reports (lib/integrations) and the
- * verdict of each active version.
+ * The cards of `rows` with what their flags are computed from: the watchdog's flags
+ * (lib/board/watchdog/findings.ts, started by the caller alongside the rows' read when it can:
+ * they need the keys, not the rows), the code host's reports (lib/integrations) and the verdict
+ * of each active version.
  */
 async function readFlagInputs(
   rows: readonly BoardCardRow[],
-  keys?: readonly string[],
-  around?: readonly ActiveThreadRow[],
+  watchdogFlags: Promise<Map<string, Flag[]>>,
 ): Promise<{ row: BoardCardRow; inputs: FlagInputs }[]> {
-  const [watchdog, verdicts] = await Promise.all([loadWatchdogFlags(keys, around), readVerdictsAt(rows.map((row) => row.place))]);
+  const [watchdog, verdicts] = await Promise.all([watchdogFlags, readVerdictsAt(rows.map((row) => row.place))]);
   return rows.map((row) => ({
     row,
     inputs: { verdict: verdicts.get(row.card.active_packet.id)!.summary, watchdog: watchdog.get(row.card.key) ?? [], work: row.work },
@@ -119,15 +118,9 @@ async function readFlagInputs(
  * Every card placed: its flags (lib/board/flags.ts) and column, from its flag inputs and the
  * triage of its risks; with what the packet's usage says.
  */
-async function placeCards(
-  rows: readonly BoardCardRow[],
-  now: number,
-  staleHours: number,
-  keys?: readonly string[],
-  around?: readonly ActiveThreadRow[],
-): Promise<BoardCardDto[]> {
+async function placeCards(rows: readonly BoardCardRow[], now: number, staleHours: number, watchdogFlags: Promise<Map<string, Flag[]>>): Promise<BoardCardDto[]> {
   const [withInputs, riskAttention] = await Promise.all([
-    readFlagInputs(rows, keys, around),
+    readFlagInputs(rows, watchdogFlags),
     riskAttentionByVersion(
       rows.map((row) => row.card.active_packet.id),
       new Date(now),
@@ -140,6 +133,17 @@ async function placeCards(
 }
 
 /**
+ * The watchdog's flags started alongside the rows' read (they need only the keys): every
+ * card's answer after ingest waits for the longer of the two, not both in turn.
+ */
+async function alongsideWatchdog<T>(rows: Promise<T>, watchdog: () => Promise<Map<string, Flag[]>>): Promise<[T, Promise<Map<string, Flag[]>>]> {
+  const flags = watchdog();
+  // Awaited by readFlagInputs; when the rows' read fails first, its rejection must not go unheard.
+  flags.catch(() => undefined);
+  return [await rows, flags];
+}
+
+/**
  * The flags each thread's card shows, archived threads included, computed as the board
  * computes them (the same inputs and function; no column, so no triage or usage is read):
  * what every other view (APIs, thread page, ingest answer) returns.
@@ -148,11 +152,11 @@ export async function loadCardFlags(keys: readonly string[], options: { now?: nu
   const now = options.now ?? Date.now();
   const unique = [...new Set(keys)];
   if (!unique.length) return new Map();
-  const rows = await readBoardCardRows({ keys: unique, archived: true });
+  const [rows, watchdog] = await alongsideWatchdog(readBoardCardRows({ keys: unique, archived: true }), () => loadWatchdogFlags(unique));
   const staleHours = config().BATON_STALE_HOURS;
   const computedAt = new Date(now).toISOString();
   return new Map(
-    (await readFlagInputs(rows, unique)).map(({ row: { card }, inputs }) => [
+    (await readFlagInputs(rows, watchdog)).map(({ row: { card }, inputs }) => [
       card.key,
       { flags: flagsOf(card, inputs, timingOf(card, now, staleHours), staleHours), computed_at: computedAt },
     ]),
@@ -200,14 +204,18 @@ export async function loadBoard(
   const staleHours = config().BATON_STALE_HOURS;
   // Flags that depend on the clock or on reading the reports are filtered after placing.
   const storedFlags = filters.flag.filter((flag) => !PLACED_FLAGS.has(flag));
-  const rows = await readMatchingRows({ ...filters, flag: storedFlags }, options.keys);
   const unfiltered = Object.values(filters).every((value) => value === undefined || value === "" || (Array.isArray(value) && !value.length));
+  const matching = readMatchingRows({ ...filters, flag: storedFlags }, options.keys);
+  // Unfiltered, the whole board's rows are every active thread: the watchdog's check covers them.
+  // Otherwise it needs the keys only, and runs alongside the rows' read.
+  const wholeBoard = unfiltered && !options.keys && !options.around;
+  const [rows, watchdog] = wholeBoard
+    ? await matching.then((read) => [read, loadWatchdogFlags(undefined, read.map(activeThreadOf))] as const)
+    : await alongsideWatchdog(matching, () => loadWatchdogFlags(options.keys, options.around));
   // The whole board reads every card's verdict: the cache must hold them all to be of use.
   if (unfiltered && !options.keys) fitVerdictCacheToBoard(rows.length);
   const byColumn = new Map<Column, BoardCardDto[]>(COLUMNS.map((column) => [column, []]));
-  // Unfiltered, the whole board's rows are every active thread: the watchdog's check covers them.
-  const around = options.around ?? (unfiltered && !options.keys ? rows.map(activeThreadOf) : undefined);
-  for (const placed of await placeCards(rows, now, staleHours, options.keys, around)) {
+  for (const placed of await placeCards(rows, now, staleHours, watchdog)) {
     const shown = new Set(placed.active_packet.flags.map((flag) => flag.code));
     if (filters.flag.some((flag) => PLACED_FLAGS.has(flag) && !shown.has(flag))) continue;
     byColumn.get(placed.column)!.push(placed);

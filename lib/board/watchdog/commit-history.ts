@@ -53,7 +53,7 @@ interface CacheEntry {
   regression: CommitRegression | null;
 }
 
-interface RegressionCache {
+export interface RegressionCache {
   url: string;
   /** The ledger's seq up to which packet arrivals are reflected in `byThread`. */
   seq: number;
@@ -78,20 +78,26 @@ interface VersionRow {
   commit: unknown;
 }
 
-async function freshCache(): Promise<RegressionCache> {
+/**
+ * The cache, brought up to the ledger's head: the head and the threads that got a packet since
+ * the cache's seq in one statement (one round trip on every card's answer, not two).
+ */
+export async function freshRegressionCache(): Promise<RegressionCache> {
   const url = config().DATABASE_URL;
   const sql = await sqlExecutor();
-  const [head] = await sql.query<{ seq: number | null }>(Prisma.sql`SELECT MAX("seq") AS "seq" FROM "LedgerEvent"`);
-  const seq = head?.seq ?? 0;
+  const cached = regressions.value?.url === url ? regressions.value : undefined;
+  const rows = await sql.query<{ head: number | bigint | null; threadKey: string | null }>(
+    Prisma.sql`SELECT h."seq" AS "head", a."threadKey"
+      FROM (SELECT MAX("seq") AS "seq" FROM "LedgerEvent") h
+      LEFT JOIN (SELECT DISTINCT "threadKey" FROM "LedgerEvent" WHERE "kind" = 'packet_received' AND "seq" > ${cached?.seq ?? 0}) a ON ${cached ? Prisma.sql`TRUE` : Prisma.sql`FALSE`}`,
+  );
+  const seq = Number(rows[0]?.head ?? 0);
   let cache = regressions.value;
   if (!cache || cache.url !== url || seq < cache.seq) {
     // Another database (or the file was replaced): start over.
     cache = regressions.value = { url, seq, byThread: new Map() };
   } else if (seq > cache.seq) {
-    const arrived = await sql.query<{ threadKey: string | null }>(
-      Prisma.sql`SELECT DISTINCT "threadKey" FROM "LedgerEvent" WHERE "kind" = 'packet_received' AND "seq" > ${cache.seq}`,
-    );
-    for (const row of arrived) if (row.threadKey) cache.byThread.delete(row.threadKey);
+    for (const row of rows) if (row.threadKey) cache.byThread.delete(row.threadKey);
     cache.seq = seq;
   }
   return cache;
@@ -141,9 +147,9 @@ async function readRecentCommits(threadIds: readonly string[]): Promise<Map<stri
  */
 export async function findCommitRegressions(
   threads: readonly ActiveThread[],
-  options: { all: boolean } = { all: true },
+  options: { all: boolean; /** freshRegressionCache(), when the caller read it alongside the threads. */ cache?: RegressionCache } = { all: true },
 ): Promise<Map<string, CommitRegression>> {
-  const cache = await freshCache();
+  const cache = options.cache ?? (await freshRegressionCache());
   const misses = threads.filter((thread) => cache.byThread.get(thread.key)?.activeVersionId !== thread.activeVersionId);
   const versions = misses.length ? await readRecentCommits(misses.map((thread) => thread.id)) : new Map<string, VersionCommit[]>();
   for (const thread of misses) {
