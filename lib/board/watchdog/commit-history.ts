@@ -86,10 +86,13 @@ export async function freshRegressionCache(): Promise<RegressionCache> {
   const url = config().DATABASE_URL;
   const sql = await sqlExecutor();
   const cached = regressions.value?.url === url ? regressions.value : undefined;
+  const head = Prisma.sql`SELECT MAX("seq") AS "seq" FROM "LedgerEvent"`;
+  // Without a cache there is nothing to forget: the head alone, never a scan of the whole ledger.
   const rows = await sql.query<{ head: number | bigint | null; threadKey: string | null }>(
-    Prisma.sql`SELECT h."seq" AS "head", a."threadKey"
-      FROM (SELECT MAX("seq") AS "seq" FROM "LedgerEvent") h
-      LEFT JOIN (SELECT DISTINCT "threadKey" FROM "LedgerEvent" WHERE "kind" = 'packet_received' AND "seq" > ${cached?.seq ?? 0}) a ON ${cached ? Prisma.sql`TRUE` : Prisma.sql`FALSE`}`,
+    cached
+      ? Prisma.sql`SELECT h."seq" AS "head", a."threadKey" FROM (${head}) h
+          LEFT JOIN (SELECT DISTINCT "threadKey" FROM "LedgerEvent" WHERE "kind" = 'packet_received' AND "seq" > ${cached.seq}) a ON TRUE`
+      : Prisma.sql`SELECT h."seq" AS "head", NULL AS "threadKey" FROM (${head}) h`,
   );
   const seq = Number(rows[0]?.head ?? 0);
   let cache = regressions.value;
