@@ -150,9 +150,10 @@ async function readRecentCommits(threadIds: readonly string[]): Promise<Map<stri
  */
 export async function findCommitRegressions(
   threads: readonly ActiveThread[],
-  options: { all: boolean; /** freshRegressionCache(), when the caller read it alongside the threads. */ cache?: RegressionCache } = { all: true },
+  /** freshRegressionCache(), read by the caller alongside the threads. */
+  cache: RegressionCache,
+  options: { all: boolean },
 ): Promise<Map<string, CommitRegression>> {
-  const cache = options.cache ?? (await freshRegressionCache());
   const misses = threads.filter((thread) => cache.byThread.get(thread.key)?.activeVersionId !== thread.activeVersionId);
   const versions = misses.length ? await readRecentCommits(misses.map((thread) => thread.id)) : new Map<string, VersionCommit[]>();
   for (const thread of misses) {

@@ -145,7 +145,7 @@ export async function findWatchdogFindings(keys?: readonly string[], around?: re
   const asked = keys ? new Set(keys) : null;
   const judged = asked ? threads.filter((thread) => asked.has(thread.key)) : threads;
   const findings = findDuplicateTopics(threads).filter((finding) => !asked || asked.has(finding.threadKey));
-  const regressions = await findCommitRegressions(judged, { all: !asked, cache });
+  const regressions = await findCommitRegressions(judged, cache, { all: !asked });
   for (const thread of judged) {
     const regression = regressions.get(thread.key);
     if (!regression) continue;
