@@ -38,7 +38,9 @@
  * BENCH_BROWSERS (2 with BENCH_INSTANCES), BENCH_PORT (3600: the first instance's port),
  * BENCH_FLEET_RUNNING (1: each sustained row starts from a fleet already heartbeating, its last
  * heartbeats spread over the last minute, lib/sustained.ts fleetAlreadyRunning; 0: from a cold
- * fleet, every thread's first heartbeat of the row recorded in the ledger).
+ * fleet, every thread's first heartbeat of the row recorded in the ledger), BENCH_BUSY_CORES (0:
+ * processes that each keep a core busy through the sustained rows, as a shared machine's other
+ * work would; lib/busy-neighbours.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
@@ -48,6 +50,7 @@ import { boardPackets, threadKind, type BoardPlan } from "./lib/board-packets";
 import { chooseDatabase, cleanUpDatabase, ROOT, SetupError } from "./lib/server";
 import { fixed, flagFromEnv, gitRevision, portFromEnv, positiveNumber, writeJson } from "./lib/report";
 import { startViewers, withoutNul } from "./lib/viewer-server";
+import { busyNeighbours } from "./lib/busy-neighbours";
 import { inProcessServer, nextServers, type ServerUnderTest } from "./lib/viewer-target";
 import { measureOneAtATime, oneAtATimeTable, type OneAtATimeRow } from "./lib/one-at-a-time";
 import { percentile, printTargets, runSustainedRow, settleServer, sustainedTable, targetChecks, bytesPerViewerEvent, totalCores, viewersOn, type SustainedRow, type SustainedRowPlan } from "./lib/sustained";
@@ -127,6 +130,7 @@ function settingsFromEnv() {
     refetchViewers: countFromEnv("BENCH_REFETCH_VIEWERS", 5),
     refetchSeconds: Math.min(seconds, positiveNumber("BENCH_REFETCH_SECONDS", 20, true)),
     fleetRunning: flagFromEnv("BENCH_FLEET_RUNNING", true),
+    busyCores: countFromEnv("BENCH_BUSY_CORES", 0),
   };
 }
 
@@ -179,6 +183,7 @@ async function main() {
   process.env.BATON_RATE_LIMIT_PER_MINUTE ??= "0";
   resetConfig();
   let server: ServerUnderTest | null = null;
+  let neighbours: { stop: () => void } | null = null;
   const viewersProcess = startViewers();
   const oneAtATime: OneAtATimeRow[] = [];
   const sustained: SustainedRow[] = [];
@@ -239,11 +244,16 @@ async function main() {
         serial,
         fleetRunning: settings.fleetRunning,
       };
+      if (settings.busyCores) {
+        neighbours = busyNeighbours(settings.busyCores);
+        console.log(`bench: ${settings.busyCores} busy process${settings.busyCores === 1 ? "" : "es"} beside the server through the sustained rows (BENCH_BUSY_CORES)`);
+      }
       // Warm-up, not reported: the HTTP routes' first calls, the sessions' first heartbeats.
       await runSustainedRow(context, { mode: "delta", viewers: 1, browsers: 0, seconds: Math.min(3, settings.seconds), note: "warm-up" });
       for (const each of plans) sustained.push(await runSustainedRow(context, each));
     }
   } finally {
+    neighbours?.stop();
     viewersProcess.stop();
     if (sustained.some((row) => row.load.firstError) && server?.logTail()) console.log(`\nlast server log lines:\n${server.logTail()}`);
     await server?.stop();

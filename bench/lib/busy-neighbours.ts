@@ -1,0 +1,17 @@
+import { spawn, type ChildProcess } from "node:child_process";
+
+/**
+ * Processes that each keep one core busy beside the servers under test (BENCH_BUSY_CORES), as
+ * other work on a shared machine does: what a target needs of the machine shows when the
+ * machine is not the server's alone. Their CPU is counted with the other processes'.
+ */
+export function busyNeighbours(count: number): { stop: () => void } {
+  const spinners: ChildProcess[] = Array.from({ length: count }, () =>
+    spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }),
+  );
+  return {
+    stop() {
+      for (const spinner of spinners) spinner.kill("SIGKILL");
+    },
+  };
+}
