@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fakeChars, fakeSecrets } from "@/testing/fake-secrets";
 import { PLACEHOLDER_PATTERN, placeholder, redactSecrets, redactString } from "./secrets";
+import { SECRET_PATTERNS } from "./secret-patterns";
 
 const SECRETS = fakeSecrets(1);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_714);
@@ -155,6 +156,46 @@ describe("idempotency (fast-check)", () => {
         expect(redacted).not.toContain(item.secret);
       }),
       { seed: SEED, numRuns: 1000 },
+    );
+  });
+});
+
+describe("the patterns' prefilters (minLength, needs) skip only text without a match", () => {
+  const corpusTexts = [1, 2, 3, 5, 17].flatMap((seed) => fakeSecrets(seed).map((item) => item.text));
+  const unfiltered = SECRET_PATTERNS.map(({ kind, regex, replace }) => ({ kind, regex, replace }));
+  // The prefilter's own view of a string: what redactString checks before a pattern's scan.
+  const allowed = (pattern: (typeof SECRET_PATTERNS)[number], text: string) =>
+    text.length >= (pattern.minLength ?? 0) && (!pattern.needs || pattern.needs.some((literal) => (pattern.regex.ignoreCase ? text.toLowerCase() : text).includes(literal)));
+
+  it("every match of every pattern in the corpus passes its pattern's prefilter", () => {
+    const failures: string[] = [];
+    let matches = 0;
+    for (const pattern of SECRET_PATTERNS) {
+      for (const text of corpusTexts) {
+        for (const match of text.matchAll(new RegExp(pattern.regex.source, pattern.regex.flags))) {
+          matches++;
+          if (!allowed(pattern, match[0])) failures.push(`${pattern.kind}: ${JSON.stringify(match[0].slice(0, 60))}`);
+        }
+      }
+    }
+    expect(matches).toBeGreaterThan(200);
+    expect(failures).toEqual([]);
+  });
+
+  it("redacts the corpus and fuzzed text exactly as the patterns without prefilters do", () => {
+    for (const text of corpusTexts) expect(redactString(text)).toBe(redactString(text, undefined, unfiltered));
+    const near = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom(..."aA0_-.=:/@+~QS \nxkKp"), maxLength: 80 }),
+      fc.constantFrom(...corpusTexts),
+      fc.nat().map((n) => fakeChars(20 + (n % 120), n)),
+    );
+    fc.assert(
+      fc.property(fc.array(near, { maxLength: 6 }), (parts) => {
+        const value = parts.join(" ");
+        expect(redactString(value)).toBe(redactString(value, undefined, unfiltered));
+      }),
+      { seed: SEED, numRuns: 3000 },
     );
   });
 });

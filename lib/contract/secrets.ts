@@ -6,6 +6,7 @@ import {
   redactPrivateKeyBlocks,
   SECRET_PATTERNS,
   type Counter,
+  type Pattern,
 } from "./secret-patterns";
 
 export { placeholder, PLACEHOLDER_PATTERN, type Counter } from "./secret-patterns";
@@ -17,14 +18,26 @@ export interface RedactionResult {
   kinds: string[];
 }
 
-/** Redacts the secrets in one string. */
-export function redactString(text: string, counter: Counter = { count: 0, kinds: new Set() }): string {
+/** Whether `text` contains one of `literals`. */
+function containsAny(text: string, literals: readonly string[]): boolean {
+  for (const literal of literals) if (text.includes(literal)) return true;
+  return false;
+}
+
+/** Redacts the secrets in one string; `patterns` is the catalogue (a test passes it without its prefilters). */
+export function redactString(text: string, counter: Counter = { count: 0, kinds: new Set() }, patterns: readonly Pattern[] = SECRET_PATTERNS): string {
   let out = redactPrivateKeyBlocks(text, counter);
-  for (const pattern of SECRET_PATTERNS) {
-    if (pattern.needs !== undefined && !out.includes(pattern.needs)) continue;
+  // The text in lower case, for the patterns that ignore case: made once, again after a replacement.
+  let lower: string | null = null;
+  for (const pattern of patterns) {
+    // A string that cannot hold a match is not scanned (Pattern's minLength and needs).
+    if (out.length < (pattern.minLength ?? 0)) continue;
+    if (pattern.needs && !containsAny(pattern.regex.ignoreCase ? (lower ??= out.toLowerCase()) : out, pattern.needs)) continue;
     pattern.regex.lastIndex = 0;
     const replace = pattern.replace;
-    out = out.replace(pattern.regex, replace ? (match: string, ...groups: unknown[]) => replace(counter, match, ...(groups as string[])) : () => redactedAs(counter, pattern.kind));
+    const replaced = out.replace(pattern.regex, replace ? (match: string, ...groups: unknown[]) => replace(counter, match, ...(groups as string[])) : () => redactedAs(counter, pattern.kind));
+    if (replaced !== out) lower = null;
+    out = replaced;
   }
   return out;
 }
@@ -64,24 +77,26 @@ function walk(value: unknown, key: string | null, counter: Counter): unknown {
     return copy ?? value;
   }
   const record = value as Record<string, unknown>;
-  const changed = new Map<string, unknown>();
-  const renamed = new Map<string, string>();
+  // Made at the first change: most objects have none.
+  let changed: Map<string, unknown> | null = null;
+  let renamed: Map<string, string> | null = null;
   for (const name of Object.keys(record)) {
     // A secret used as a key (a token map, a pasted env object) is replaced like any other.
     const safeName = redactString(name, counter);
-    if (safeName !== name) renamed.set(name, safeName);
+    if (safeName !== name) (renamed ??= new Map()).set(name, safeName);
     const item = record[name];
     const next = walk(item, name, counter);
-    if (next !== item) changed.set(name, next);
+    if (next !== item) (changed ??= new Map()).set(name, next);
   }
-  if (!changed.size && !renamed.size) return value;
+  if (!changed && !renamed) return value;
   // Own properties defined one by one: a `__proto__` key stays a key and sets no prototype.
   const copy: Record<string, unknown> = {};
   for (const name of Object.keys(record)) {
-    let key = renamed.get(name) ?? name;
+    const safeName = renamed?.get(name);
+    let key = safeName ?? name;
     // Two keys redacted alike stay two keys.
-    for (let n = 2; renamed.has(name) && Object.hasOwn(copy, key); n++) key = `${renamed.get(name)}#${n}`;
-    Object.defineProperty(copy, key, { value: changed.has(name) ? changed.get(name) : record[name], enumerable: true, writable: true, configurable: true });
+    for (let n = 2; safeName !== undefined && Object.hasOwn(copy, key); n++) key = `${safeName}#${n}`;
+    Object.defineProperty(copy, key, { value: changed?.has(name) ? changed.get(name) : record[name], enumerable: true, writable: true, configurable: true });
   }
   return copy;
 }
