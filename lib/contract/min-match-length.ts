@@ -59,16 +59,13 @@ export function minMatchLength(source: string): number {
 
   const quantified = (length: number): number => {
     const char = source[at];
+    const bounds = char === "{" ? /^\{(\d+)(?:,\d*)?\}/.exec(source.slice(at)) : null;
     let times = 1;
     if (char === "?" || char === "*") [at, times] = [at + 1, 0];
     else if (char === "+") at++;
-    else if (char === "{") {
-      const bounds = /^\{(\d+)(?:,\d*)?\}/.exec(source.slice(at));
-      if (bounds) [at, times] = [at + bounds[0].length, Number(bounds[1])];
-    }
-    if (times !== 1 || char === "+") {
-      if (source[at] === "?") at++; // lazy
-    }
+    else if (bounds) [at, times] = [at + bounds[0].length, Number(bounds[1])];
+    else return length;
+    if (source[at] === "?") at++; // a lazy quantifier matches as few or more, never fewer
     return length * times;
   };
 
