@@ -95,15 +95,17 @@ export async function freshRegressionCache(): Promise<RegressionCache> {
       : Prisma.sql`SELECT h."seq" AS "head", NULL AS "threadKey" FROM (${head}) h`,
   );
   const seq = Number(rows[0]?.head ?? 0);
-  let cache = regressions.value;
-  if (!cache || cache.url !== url || seq < cache.seq) {
-    // Another database (or the file was replaced): start over.
-    cache = regressions.value = { url, seq, byThread: new Map() };
-  } else if (seq > cache.seq) {
-    for (const row of rows) if (row.threadKey) cache.byThread.delete(row.threadKey);
-    cache.seq = seq;
+  // The rows forget what arrived since `cached.seq`: they fit no other cache, such as one another
+  // call made meanwhile, whose entries may predate a packet this read saw (a late one).
+  if (!cached || regressions.value !== cached || seq < cached.seq) {
+    // Another database, the file replaced, or a cache these rows do not fit: start over.
+    return (regressions.value = { url, seq, byThread: new Map() });
   }
-  return cache;
+  if (seq > cached.seq) {
+    for (const row of rows) if (row.threadKey) cached.byThread.delete(row.threadKey);
+    cached.seq = seq;
+  }
+  return cached;
 }
 
 interface ThreadVersionRow extends VersionRow {
